@@ -1,0 +1,91 @@
+"""The schema as a graph: tables are nodes, each foreign key an edge parent -> child.
+
+A child may hold two foreign keys to the same parent (``transfers.from_account`` and
+``transfers.to_account``), so the graph is a :class:`networkx.MultiDiGraph` whose edge key is
+the foreign-key column.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+import networkx as nx
+
+if TYPE_CHECKING:
+    from relanon.schema import Schema
+
+
+class Link(NamedTuple):
+    """One foreign key seen as a link: ``child.column`` -> ``parent.primary_key``."""
+
+    parent: str
+    child: str
+    column: str
+    method: str
+
+
+def schema_graph(schema: Schema) -> nx.MultiDiGraph:
+    """The graph of the schema (unknown referenced tables are left out).
+
+    Examples
+    --------
+    >>> from relanon.schema import load_schema
+    >>> s = load_schema({"relanon": 1, "tables": {
+    ...     "p": {"primary_key": "id"},
+    ...     "c": {"primary_key": "id", "foreign_keys": [{"column": "p_id", "references": "p"}]}}})
+    >>> list(schema_graph(s).edges(keys=True))
+    [('p', 'c', 'p_id')]
+    """
+    graph = nx.MultiDiGraph(name=schema.name or "")
+    for table in schema:
+        graph.add_node(table.name, individual=table.individual)
+    for table in schema:
+        for fk in table.foreign_keys:
+            if fk.references in schema.tables and fk.references != table.name:
+                graph.add_edge(fk.references, table.name, key=fk.column, link=fk.link)
+    return graph
+
+
+def find_cycles(schema: Schema) -> list[list[str]]:
+    """The cycles formed by foreign keys, each as the list of its tables in order."""
+    simple = nx.DiGraph(schema_graph(schema))
+    return [list(cycle) for cycle in nx.simple_cycles(simple)]
+
+
+def topological_order(schema: Schema) -> list[str]:
+    """Tables with every parent before its children; ties broken by order in the schema file."""
+    order = {name: i for i, name in enumerate(schema.tables)}
+    return list(nx.lexicographical_topological_sort(schema_graph(schema), key=order.__getitem__))
+
+
+def parent_links(schema: Schema, table: str) -> list[Link]:
+    """The links from ``table`` up to its parents, in the order of its foreign keys."""
+    return [Link(fk.references, table, fk.column, fk.link) for fk in schema[table].foreign_keys]
+
+
+def child_links(schema: Schema, table: str) -> list[Link]:
+    """The links from ``table`` down to its children, in schema order."""
+    return [
+        Link(table, child.name, fk.column, fk.link)
+        for child in schema
+        for fk in child.foreign_keys
+        if fk.references == table
+    ]
+
+
+def all_links(schema: Schema) -> list[Link]:
+    """Every link of the schema, children in topological order."""
+    return [link for name in topological_order(schema) for link in parent_links(schema, name)]
+
+
+def connected_groups(schema: Schema) -> list[list[str]]:
+    """Groups of tables linked to each other; a table linked to none is a group of its own."""
+    graph = schema_graph(schema).to_undirected(as_view=True)
+    order = {name: i for i, name in enumerate(schema.tables)}
+    groups = [sorted(group, key=order.__getitem__) for group in nx.connected_components(graph)]
+    return sorted(groups, key=lambda g: order[g[0]])
+
+
+def top_tables(schema: Schema) -> list[str]:
+    """Tables without a parent."""
+    return [t.name for t in schema if not t.foreign_keys]
