@@ -266,7 +266,7 @@ def dump_schema(schema: Schema, path=None) -> str:
     else:
         text = yaml.safe_dump(data, sort_keys=False, default_flow_style=None, allow_unicode=True)
     if path is not None:
-        from relanon.io import write_text_atomically
+        from relanon.atomic import write_text_atomically
 
         write_text_atomically(Path(path), text)
     return text
@@ -347,8 +347,9 @@ def _json_schema_problems(raw) -> list[Problem]:
 def _explain(error) -> Problem:
     path = tuple(error.absolute_path)
     table, column = _locate(path)
-    where = ".".join(str(p) for p in path[2:] if not (len(path) > 3 and path[2] == "columns")) if table else ""
-    prefix = f"{where}: " if where and not column else ""
+    inside_table = path[2:] if table is not None and column is None else path if table is None else ()
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in inside_table).lstrip(".")
+    prefix = f"{where}: " if where else ""
     instance, kind = error.instance, error.validator
     if kind == "additionalProperties":
         known = list(error.schema.get("properties", {}))
@@ -366,6 +367,8 @@ def _explain(error) -> Problem:
         return Problem(_bad_column_message(instance), table, column)
     if kind == "enum":
         return Problem(prefix + _unknown_value(instance, error.validator_value), table, column)
+    if path == ("relanon",):
+        return Problem(f"this relanon reads schema format 1; the file says relanon: {instance!r}")
     return Problem(prefix + error.message, table, column)
 
 
