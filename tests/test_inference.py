@@ -1,0 +1,323 @@
+"""relanon init: a schema proposed from the data, with its notes, valid and fitting the data."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from relanon.datasets import hospital
+from relanon.errors import DataError, ParameterError
+from relanon.inference import propose_schema
+from relanon.io import read_tables, write_database
+from relanon.schema import load_schema
+from relanon.validation import check_database, database_problems
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return hospital(scale=0.2, seed=0)
+
+
+def links_of(schema) -> dict:
+    return {(t.name, fk.column): fk.references for t in schema for fk in t.foreign_keys}
+
+
+def proposed(database, table, column):
+    """The proposed type of one column, and the text of its notes."""
+    proposal = propose_schema(database)
+    notes = " ".join(str(n) for n in proposal.notes_for(table, column))
+    return proposal.schema[table].column(column).type, notes
+
+
+# --------------------------------------------------------------------------- the demo database
+
+
+def test_demo_proposal_finds_the_keys_links_and_types(demo):
+    schema, db = demo
+    proposal = propose_schema(db, name="hospital")
+    assert {t.name: t.primary_key for t in proposal.schema} == {t.name: t.primary_key for t in schema}
+    assert links_of(proposal.schema) == links_of(schema)
+    assert {t.name: t.types() for t in proposal.schema} == {t.name: t.types() for t in schema}
+    assert [c.name for c in proposal.schema["patients"].columns if c.type == "drop"] == ["full_name"]
+    assert [t.name for t in proposal.schema if t.individual] == ["doctors", "patients"]
+
+
+def test_demo_proposal_loads_from_its_yaml_and_fits_the_data(demo):
+    _, db = demo
+    proposal = propose_schema(db, name="hospital")
+    reloaded = load_schema(proposal.to_yaml())
+    assert reloaded == proposal.schema
+    coerced = check_database(reloaded, db)
+    assert list(coerced) == list(db)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "sqlite"])
+def test_demo_read_back_from_text_storage_gets_the_same_proposal(demo, tmp_path, fmt):
+    schema, db = demo
+    location = tmp_path / ("demo.sqlite" if fmt == "sqlite" else "demo")
+    write_database(db, location, schema, format=fmt)
+    tables = read_tables(location)
+    assert tables["visits"]["visit_date"].dtype == "str"  # dates come back as text
+    proposal = propose_schema(tables)
+    assert links_of(proposal.schema) == links_of(schema)
+    assert {t.name: t.types() for t in proposal.schema} == {t.name: t.types() for t in schema}
+    assert database_problems(proposal.schema, tables, from_text=True) == []
+
+
+def test_the_data_is_not_modified(demo):
+    _, db = demo
+    before = copy.deepcopy(db)
+    propose_schema(db)
+    assert list(db) == list(before)
+    for name in db:
+        pd.testing.assert_frame_equal(db[name], before[name])
+
+
+# --------------------------------------------------------------------------- primary keys
+
+
+def test_primary_key_prefers_the_column_named_after_the_table():
+    db = {"visits": pd.DataFrame({"record_id": [7, 8, 9], "visit_id": [1, 2, 3], "cost": [1.0, 2.0, 3.0]})}
+    proposal = propose_schema(db)
+    assert proposal.schema["visits"].primary_key == "visit_id"
+    note = proposal.notes_for("visits", "visit_id", about="primary_key")[0]
+    assert "record_id" in note.message and note.review
+
+
+@pytest.mark.parametrize("key", ["CustomerID", "customerId", "id_customer", "customer_key", "id", "ID"])
+def test_primary_key_name_forms(key):
+    db = {"customers": pd.DataFrame({key: ["a", "b", "c"], "age": [30, 40, 50]})}
+    assert propose_schema(db).schema["customers"].primary_key == key
+
+
+def test_uuid_keys_and_links():
+    keys = [f"3f2c0e9a-0000-4000-8000-{i:012d}" for i in range(5)]
+    db = {
+        "accounts": pd.DataFrame({"account_uuid": keys, "balance": [1.5, 2.5, 3.5, 4.5, 5.5]}),
+        "payments": pd.DataFrame({"payment_uuid": [k.replace("3f", "aa") for k in keys] * 2, "account_uuid": keys * 2}),
+    }
+    db["payments"]["payment_uuid"] = [f"p-{i}" for i in range(10)]
+    schema = propose_schema(db).schema
+    assert schema["accounts"].primary_key == "account_uuid"
+    assert links_of(schema) == {("payments", "account_uuid"): "accounts"}
+
+
+def test_a_duplicated_or_missing_id_is_not_a_key():
+    db = {"items": pd.DataFrame({"item_id": [1, 1, 2], "item_code": ["x1", "x2", "x3"]})}
+    proposal = propose_schema(db)
+    assert proposal.schema["items"].primary_key == "item_code"
+    assert proposal.notes_for("items", "item_code", about="primary_key")[0].review
+    db = {"items": pd.DataFrame({"item_id": [1.0, np.nan, 3.0], "size": [1.5, 2.5, 3.5]})}
+    proposal = propose_schema(db)
+    assert proposal.schema["items"].primary_key == "item_key"  # to add: item_id exists but has a gap
+    assert proposal.schema["items"].column("item_id").type == "drop"  # an identifier of nothing here
+
+
+def test_without_a_key_the_user_is_told_to_add_one():
+    db = {"events": pd.DataFrame({"label": ["a", "b", "a", "c"], "amount": [1.5, 2.5, 3.5, 4.5]})}
+    proposal = propose_schema(db)
+    assert proposal.schema["events"].primary_key == "event_id"  # a column to add to the data
+    note = proposal.notes_for("events", "event_id", about="primary_key")[0]
+    assert note.review and "add a column 'event_id'" in note.message
+    load_schema(proposal.to_yaml())
+    assert "amount" in proposal.schema["events"].column_names  # a unique number is not taken as a key
+
+
+# --------------------------------------------------------------------------- foreign keys
+
+
+def test_a_near_miss_link_reports_its_orphans():
+    db = {
+        "doctors": pd.DataFrame({"doctor_id": [1, 2, 3], "age": [40, 50, 60]}),
+        "visits": pd.DataFrame({"visit_id": range(6), "doctor_id": [1, 2, 3, 99, 99, 98]}),
+    }
+    proposal = propose_schema(db)
+    assert links_of(proposal.schema) == {}
+    assert proposal.schema["visits"].column("doctor_id").type == "drop"
+    message = proposal.notes_for("visits", "doctor_id", about="foreign_key")[0].message
+    assert "3 of 6 values are not keys of doctors" in message and "99" in message and "98" in message
+    check_database(proposal.schema, db)
+
+
+def test_links_by_role_prefix_and_nullable_links():
+    db = {
+        "accounts": pd.DataFrame({"account_id": [1, 2, 3], "kind": ["a", "b", "a"]}),
+        "transfers": pd.DataFrame(
+            {
+                "transfer_id": [1, 2, 3, 4],
+                "from_account_id": [1, 2, 3, 1],
+                "to_account_id": [2.0, np.nan, 1.0, 3.0],  # a nullable foreign key, read as floats
+                "amount": [10.0, 20.5, 3.2, 8.0],
+            }
+        ),
+    }
+    proposal = propose_schema(db)
+    assert links_of(proposal.schema) == {
+        ("transfers", "from_account_id"): "accounts",
+        ("transfers", "to_account_id"): "accounts",
+    }
+    check_database(proposal.schema, db)
+
+
+def test_a_link_closing_a_cycle_is_left_out():
+    db = {
+        "a": pd.DataFrame({"a_id": [1, 2, 3], "b_id": [1, 2, 3]}),
+        "b": pd.DataFrame({"b_id": [1, 2, 3], "a_id": [1, 2, 3]}),
+    }
+    proposal = propose_schema(db)
+    assert len(links_of(proposal.schema)) == 1
+    notes = [n for n in proposal.notes if "cycle" in n.message]
+    assert len(notes) == 1 and notes[0].review
+    check_database(load_schema(proposal.to_yaml()), db)
+
+
+def test_keys_stored_as_text_in_the_child_still_link():
+    db = {
+        "patients": pd.DataFrame({"patient_id": [1, 2, 3], "age": [30, 40, 50]}),
+        "visits": pd.DataFrame({"visit_id": [1, 2], "patient_id": ["3", "1"]}),
+    }
+    proposal = propose_schema(db)
+    assert links_of(proposal.schema) == {("visits", "patient_id"): "patients"}
+    check_database(proposal.schema, db)
+
+
+# --------------------------------------------------------------------------- column types
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ([1.5, 2.25, np.nan] * 10, "continuous"),
+        ([1.0, 2.0, np.nan, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0] * 3, "integer"),
+        (list(range(30)), "integer"),
+        ([0, 1, 1, 0] * 10, "boolean"),
+        (["yes", "No", "YES", "no"] * 10, "boolean"),
+        ([True, False] * 20, "boolean"),
+        (["2021-01-03", "2022-12-31 10:30:00", None] * 10, "datetime"),
+        (["31/01/2021", "01/02/2021"] * 10, "datetime"),
+        (list(pd.date_range("2020-01-01", periods=40)), "datetime"),
+        (["A+", "O-", "B+", None] * 10, "categorical"),
+        (["01234", "75001"] * 20, "categorical"),
+        ([f"Person {i}" for i in range(40)], "drop"),
+        ([None] * 40, "drop"),
+    ],
+)
+def test_column_types_from_values(values, expected):
+    frame = pd.DataFrame({"row_id": range(len(values)), "x": values})
+    kind, _ = proposed({"rows": frame}, "rows", "x")
+    assert kind == expected
+    check_database(propose_schema({"rows": frame}).schema, {"rows": frame})
+
+
+def test_whole_numbers_named_like_codes_are_categorical():
+    frame = pd.DataFrame({"row_id": range(40), "zip_code": np.arange(40) + 75000, "phone": np.arange(40) + 10**9})
+    proposal = propose_schema({"rows": frame})
+    assert proposal.schema["rows"].types() == {"zip_code": "categorical", "phone": "categorical"}
+
+
+def test_few_distinct_whole_numbers_are_categorical_with_a_note():
+    frame = pd.DataFrame({"row_id": range(200), "stage": [1, 2, 3, 4] * 50, "children": np.arange(200) % 40})
+    kind, notes = proposed({"rows": frame}, "rows", "stage")
+    assert kind == "categorical" and "REVIEW" in notes and "4 distinct" in notes
+    assert proposed({"rows": frame}, "rows", "children")[0] == "integer"  # 40 distinct values
+    few_rows = pd.DataFrame({"row_id": range(20), "stage": [1, 2, 3, 4] * 5})
+    assert proposed({"rows": few_rows}, "rows", "stage")[0] == "integer"  # 4 values is 20 % of the rows
+
+
+def test_ambiguous_text_dates_are_flagged_for_review():
+    frame = pd.DataFrame({"row_id": range(20), "when": ["03/01/2021", "04/02/2021"] * 10})
+    kind, notes = proposed({"rows": frame}, "rows", "when")
+    assert kind == "datetime" and "REVIEW" in notes and "day/month" in notes
+
+
+def test_direct_identifiers_are_dropped_even_in_small_tables():
+    frame = pd.DataFrame(
+        {"client_id": [1, 2, 3, 4], "email": [f"u{i}@mail.org" for i in range(4)], "city": list("abca")}
+    )
+    proposal = propose_schema({"clients": frame})
+    assert {c.name: c.type for c in proposal.schema["clients"].columns} == {"email": "drop", "city": "categorical"}
+
+
+# --------------------------------------------------------------------------- table roles
+
+
+def test_individual_from_the_table_name_or_personal_columns():
+    people = {
+        "employees": pd.DataFrame({"employee_id": range(20), "salary": np.linspace(1.5, 9.5, 20)}),
+        "records": pd.DataFrame({"record_id": range(20), "birth_date": pd.date_range("1980-01-01", periods=20),
+                                 "gender": ["F", "M"] * 10}),
+        "orders": pd.DataFrame({"order_id": range(20), "amount": np.linspace(1.5, 9.5, 20)}),
+    }  # fmt: skip
+    proposal = propose_schema(people)
+    assert {t.name: t.individual for t in proposal.schema} == {"employees": True, "records": True, "orders": False}
+    for note in proposal.notes_for("employees", about="individual") + proposal.notes_for("orders", about="individual"):
+        assert note.review == note.message.startswith("rows look like people")
+
+
+def test_tiny_tables_are_kept_and_small_ones_get_a_smaller_k():
+    db = {
+        "settings": pd.DataFrame({"setting_id": [1], "currency": ["EUR"]}),
+        "branches": pd.DataFrame({"branch_id": range(6), "size": np.linspace(1.5, 9.5, 6)}),
+        "sales": pd.DataFrame({"sale_id": range(50), "amount": np.linspace(1.5, 9.5, 50)}),
+    }
+    schema = propose_schema(db).schema
+    assert schema["settings"].anonymize.method == "keep"
+    assert (schema["branches"].anonymize.method, schema["branches"].anonymize.k) == ("avatar", 5)
+    assert schema["sales"].anonymize.k is None  # the default
+    check_database(schema, db)
+
+
+# --------------------------------------------------------------------------- the YAML file
+
+
+def test_yaml_quotes_names_that_need_it_and_keeps_every_note():
+    db = {
+        "my table": pd.DataFrame(
+            {"id": [1, 2, 3, 4], "yes": [1.5, 2.5, 3.5, 4.5], "a: b": ["x", "y", "x", "y"], "#c": ["u", "v", "u", "v"]}
+        )
+    }
+    proposal = propose_schema(db, name="odd: names")
+    text = proposal.to_yaml()
+    reloaded = load_schema(text)
+    assert reloaded == proposal.schema
+    assert reloaded.name == "odd: names"
+    assert list(reloaded["my table"].column_names) == ["yes", "a: b", "#c"]
+    for note in proposal.notes:
+        assert note.message in " ".join(text.split()), note
+
+
+def test_review_marks_and_notes_are_in_the_yaml(demo):
+    _, db = demo
+    proposal = propose_schema(db)
+    text = proposal.to_yaml()
+    assert text.count("REVIEW") >= len(proposal.to_review)
+    assert "# 2,000 rows." in text  # patients at scale 0.2
+    assert proposal.to_review and all(n.review for n in proposal.to_review)
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("database", [{}, [pd.DataFrame()], None])
+def test_not_a_database_is_refused(database):
+    with pytest.raises(ParameterError, match="dict of table name"):
+        propose_schema(database)
+
+
+def test_a_table_that_is_not_a_frame_is_refused():
+    with pytest.raises(ParameterError, match="'people'.*DataFrame"):
+        propose_schema({"people": [1, 2, 3]})
+
+
+def test_unusable_column_names_are_reported_together():
+    db = {
+        "a": pd.DataFrame([[1, 2]]),  # read without a header: numbers as names
+        "b": pd.DataFrame([[1, 2]], columns=["x", "x"]),
+    }
+    with pytest.raises(DataError) as error:
+        propose_schema(db)
+    assert [p.table for p in error.value.problems] == ["a", "b"]
+    assert "non-empty text" in str(error.value) and "more than once" in str(error.value)
