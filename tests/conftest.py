@@ -1,0 +1,105 @@
+"""Shared fixtures: a small clinic database covering every column type, and its schema."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from relanon.schema import load_schema
+
+CLINIC_SCHEMA = {
+    "relanon": 1,
+    "name": "clinic",
+    "tables": {
+        "doctors": {
+            "primary_key": "doctor_id",
+            "individual": True,
+            "columns": {"specialty": "categorical", "hired": "datetime", "senior": "boolean"},
+        },
+        "patients": {
+            "primary_key": "patient_id",
+            "individual": True,
+            "columns": {
+                "age": "integer",
+                "bmi": "continuous",
+                "smoker": "boolean",
+                "born": "datetime",
+                "zip": "categorical",
+                "blood": "categorical",
+                "name": "drop",
+            },
+        },
+        "visits": {
+            "primary_key": "visit_id",
+            "foreign_keys": [
+                {"column": "patient_id", "references": "patients"},
+                {"column": "doctor_id", "references": "doctors", "link": "minimum_distance"},
+            ],
+            "columns": {"at": "datetime", "cost": "continuous", "severity": "categorical", "urgent": "boolean"},
+        },
+    },
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Leave out tests marked slow unless a marker expression is given (``-m slow``)."""
+    if config.option.markexpr:
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+
+
+@pytest.fixture
+def clinic_schema():
+    """Three tables: doctors and patients (individuals), visits referring to both."""
+    return load_schema(CLINIC_SCHEMA)
+
+
+@pytest.fixture
+def clinic_database():
+    """A database with the dtypes a checked database has (see relanon.validation).
+
+    Holds missing values in every nullable type, an aware datetime, codes with leading zeros,
+    the literal category ``"NA"``, an integer-coded category and a nullable foreign key.
+    """
+    doctors = pd.DataFrame(
+        {
+            "doctor_id": pd.Series(["D1", "D2", "D3"], dtype="str"),
+            "specialty": pd.Series(["cardiology", "NA", "oncology"], dtype="str"),
+            "hired": _dates(["2010-03-01 08:30", "2015-11-20 14:00", "2020-01-06 09:15:30"], tz="UTC"),
+            "senior": np.array([True, False, True]),
+        }
+    )
+    patients = pd.DataFrame(
+        {
+            "patient_id": np.array([10, 11, 12, 13], dtype="int64"),
+            "age": pd.array([34, None, 71, 5], dtype="Int64"),
+            "bmi": np.array([22.5, np.nan, 31.25, 1 / 3]),
+            "smoker": pd.array([True, False, None, False], dtype="boolean"),
+            "born": _dates(["1990-05-17", "1985-12-31", None, "2019-02-28"]),
+            "zip": pd.Series(["01234", "75001", None, "13008"], dtype="str"),
+            "blood": pd.Series(["A+", "O-", "AB+", None], dtype="str"),
+            "name": pd.Series(["Ann", "Bob", "Cid", "Dee"], dtype="str"),
+        }
+    )
+    visits = pd.DataFrame(
+        {
+            "visit_id": np.array([100, 101, 102, 103, 104], dtype="int64"),
+            "patient_id": np.array([10, 10, 11, 13, 12], dtype="int64"),
+            "doctor_id": pd.Series(["D1", "D2", None, "D1", "D3"], dtype="str"),
+            "at": _dates(
+                ["2021-01-04 09:00", "2021-02-11 16:45:10.25", "2021-03-01 00:00", None, "2022-07-14 23:59:59"]
+            ),
+            "cost": np.array([120.0, 80.5, np.inf, 0.1, np.nan]),
+            "severity": pd.array([1, 3, None, 2, 1], dtype="Int64"),
+            "urgent": np.array([False, True, False, False, True]),
+        }
+    )
+    return {"doctors": doctors, "patients": patients, "visits": visits}
+
+
+def _dates(texts, tz=None) -> pd.Series:
+    return pd.Series(pd.to_datetime(texts, format="ISO8601")).dt.as_unit("us").dt.tz_localize(tz)
