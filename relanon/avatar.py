@@ -1,0 +1,202 @@
+"""Avatarization of one table (DESIGN section 2).
+
+Each record is replaced by an *avatar*: a random, local mix of its ``k`` nearest other records in
+the factor space of the table. Continuous values are weighted means of the neighbours' values,
+categorical values are drawn from the neighbours' values with the same weights, and a missing
+value comes back wherever the drawn neighbour's value is missing, so the share of missing values
+is preserved.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from relanon.errors import ParameterError
+from relanon.factor_space import (
+    NUMERIC_KINDS,
+    FactorSpace,
+    check_columns_present,
+    column_types,
+    numeric_values,
+    restore_numeric,
+)
+from relanon.neighbours import self_neighbours
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_K = 10
+# Added to neighbour distances so that exact duplicates (distance 0) get a large, finite weight.
+DISTANCE_EPSILON = 1e-9
+MIN_ROWS = 3
+
+
+class AvatarResult(NamedTuple):
+    """The avatars of a table and the private link to the records they come from.
+
+    Attributes
+    ----------
+    avatars : pandas.DataFrame
+        One avatar per original row: the avatarized columns in the table's column order and
+        dtypes, rows shuffled, a fresh RangeIndex.
+    pairing : numpy.ndarray of int64
+        ``avatars.iloc[a]`` is the avatar of ``table.iloc[pairing[a]]``. Sensitive: it undoes the
+        shuffle. Keep it in memory for the privacy metrics; never release it.
+    """
+
+    avatars: pd.DataFrame
+    pairing: np.ndarray
+
+
+def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | None = None, weights=None,
+              random_state=None, name: str = "table") -> AvatarResult:
+    """Replace every record of ``table`` by an avatar (Guillaudeux et al., 2023).
+
+    1. The columns are projected in a :class:`~relanon.factor_space.FactorSpace` fitted on the table
+       (FAMD; missing values imputed, with temporary missing-value indicators).
+    2. For each record ``i``, its ``k`` nearest other records ``j`` in the first ``ncp`` axes get the
+       weights ``P_ij = 1 / (d_ij + 1e-9) * E_ij * 2 ** -r_ij`` with ``E_ij ~ Exp(1)`` and ``r_i`` a
+       random permutation of 1..k, normalized to ``w_ij``.
+    3. The avatar of ``i`` takes, for a continuous, integer or datetime column, the weighted mean
+       ``sum_j w_ij x_j`` over the neighbours whose value is present (integers rounded, datetimes
+       rounded to the column's time step: dates stay dates); for a categorical or boolean column,
+       the value of one neighbour drawn with probabilities ``w_ij`` (a draw from the weighted
+       modality mass, independent per column). A numeric value is missing when a neighbour drawn
+       the same way has it missing (the avatarized missing-value indicator).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The original records. Never modified.
+    columns : Mapping[str, str] or sequence of relanon.schema.Column
+        The columns to avatarize and their schema types. ``drop`` columns, and columns of ``table``
+        not declared here (keys, for example), are neither avatarized nor returned.
+    k : int, default 10
+        Number of neighbours mixed into each avatar; ``2 <= k < len(table)``.
+    ncp : int, optional
+        Number of axes of the neighbour search. Default ``min(5, number of dimensions)``.
+    weights : Mapping[str, float], optional
+        Column weights in the factor space (default 1.0, or ``Column.weight``).
+    random_state : int, numpy.random.Generator or None
+        The seed; the same seed gives byte-identical avatars and pairing.
+    name : str
+        The table's name, used in error messages.
+
+    Returns
+    -------
+    AvatarResult
+        ``(avatars, pairing)``.
+
+    Raises
+    ------
+    ParameterError
+        If ``k`` is out of range, or the table has fewer than 3 rows: a table of one or two rows
+        cannot be avatarized (each avatar mixes at least two *other* records); release it with
+        ``anonymize: {method: keep}`` if it holds no personal data, or merge it with other data.
+    DataError
+        If a declared column is absent, holds infinite values or values that do not fit its type.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> people = pd.DataFrame({"age": rng.integers(20, 80, 50), "sex": rng.choice(["F", "M"], 50)})
+    >>> avatars, pairing = avatarize(people, {"age": "integer", "sex": "categorical"}, k=5, random_state=1)
+    >>> avatars.shape, avatars.dtypes.tolist() == people.dtypes.tolist(), sorted(pairing.tolist())[:3]
+    ((50, 2), True, [0, 1, 2])
+    """
+    types, column_weights = column_types(columns, weights)
+    if not types:
+        raise ParameterError(f"table {name!r}: no column to avatarize (all are dropped or none declared)")
+    check_columns_present(table, types, name)
+    n = len(table)
+    _check_k(k, n, name)
+    space_rng, weight_rng, draw_rng, shuffle_rng = np.random.default_rng(random_state).spawn(4)
+
+    logger.info("avatarizing table %r: %d rows, %d columns, k=%d", name, n, len(types), k)
+    space = FactorSpace(types, n_components=ncp, weights=column_weights, random_state=space_rng, name=name)
+    coords = space.fit_transform(table)
+    logger.info("table %r: searching %d neighbours in %d axes", name, k, space.n_components_)
+    neighbours = self_neighbours(coords, k)
+    weights_ = neighbour_weights(neighbours.distances, weight_rng)
+    cumulative = np.cumsum(weights_, axis=1)
+    cumulative[:, -1] = 1.0  # a draw of u < 1 always falls on a neighbour despite rounding
+
+    logger.info("table %r: combining neighbours", name)
+
+    def draw() -> np.ndarray:
+        return _draw(neighbours.indices, cumulative, draw_rng)
+
+    out = {}
+    for column in (c for c in table.columns if c in types):
+        if types[column] in NUMERIC_KINDS:
+            out[column] = _numeric_avatar(table[column], neighbours.indices, weights_, draw,
+                                          space.statistics_[column], name)
+        else:
+            out[column] = table[column].take(draw()).reset_index(drop=True)
+    pairing = shuffle_rng.permutation(n)
+    avatars = pd.DataFrame(out).take(pairing).reset_index(drop=True)
+    return AvatarResult(avatars, pairing.astype(np.int64))
+
+
+def neighbour_weights(distances: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The avatar weights ``w_ij`` of DESIGN 2.4, rows summing to 1.
+
+    ``P_ij = 1 / (d_ij + eps) * E_ij * 2 ** -r_ij`` with ``E_ij ~ Exp(1)`` and ``r_i`` a random
+    permutation of ``1..k``; ``w_ij = P_ij / sum_j P_ij``.
+
+    Examples
+    --------
+    >>> w = neighbour_weights(np.array([[0.5, 1.0, 2.0]]), np.random.default_rng(0))
+    >>> w.shape, bool(np.isclose(w.sum(), 1.0))
+    ((1, 3), True)
+    """
+    n, k = distances.shape
+    contributions = rng.exponential(1.0, size=(n, k))
+    ranks = rng.permuted(np.tile(np.arange(1, k + 1, dtype=np.float64), (n, 1)), axis=1)
+    raw = contributions * np.exp2(-ranks) / (distances + DISTANCE_EPSILON)
+    return raw / raw.sum(axis=1, keepdims=True)
+
+
+def _check_k(k, n: int, name: str) -> None:
+    if n < MIN_ROWS:
+        raise ParameterError(
+            f"table {name!r} has {n} row{'s' if n != 1 else ''}, too few for the avatar method (it needs at "
+            f"least {MIN_ROWS}: each avatar mixes k >= 2 other records). If the table holds no personal data, "
+            "release it as is with `anonymize: {method: keep}`"
+        )
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 2 <= k < n:
+        raise ParameterError(
+            f"table {name!r} has {n} rows: k must be an integer from 2 to {n - 1} (the number of rows minus "
+            f"one), got k={k!r}; the largest k allowed is {n - 1}"
+        )
+
+
+def _draw(indices: np.ndarray, cumulative: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One neighbour per row, drawn with the rows' weights (``cumulative`` holds their running sums)."""
+    u = rng.random(len(indices))
+    picked = np.minimum((cumulative < u[:, None]).sum(axis=1), indices.shape[1] - 1)
+    return indices[np.arange(len(indices)), picked]
+
+
+def _numeric_avatar(series, indices, weights, draw, stats, table) -> pd.Series:
+    """Weighted mean of the neighbours' present values; missing where a drawn neighbour's value is."""
+    values = numeric_values(series, stats.kind, table=table)
+    around = values[indices]
+    present = ~np.isnan(around)
+    if present.all():
+        mean = np.einsum("ij,ij->i", weights, around)
+        low, high = around.min(axis=1), around.max(axis=1)
+    else:
+        kept = weights * present
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.einsum("ij,ij->i", kept, np.where(present, around, 0.0)) / kept.sum(axis=1)
+        low = np.where(present, around, np.inf).min(axis=1)
+        high = np.where(present, around, -np.inf).max(axis=1)
+    # a weighted mean lies between its values; clipping removes rounding drift (a constant stays exact)
+    with np.errstate(invalid="ignore"):
+        mean = np.clip(mean, low, high)
+    missing = np.isnan(values[draw()]) if np.isnan(values).any() else np.zeros(len(values), dtype=bool)
+    return restore_numeric(mean, missing, stats)

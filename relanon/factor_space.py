@@ -1,0 +1,665 @@
+"""The factor space: a FAMD projection of a mixed table that keeps no rows.
+
+Every released column is *coded* into numbers, then the coded table is projected on its principal
+axes (DESIGN section 2.1-2.2):
+
+- continuous, integer and datetime columns (datetimes as seconds since the epoch, UTC) are
+  standardized with the mean and the population standard deviation frozen at fit;
+- categorical and boolean columns are one-hot encoded, each indicator recoded ``(d - p) / sqrt(p)``
+  with ``p`` the modality's share frozen at fit (FAMD coding). A missing value of a categorical
+  column is a modality of its own;
+- a numeric column with missing values at fit gets a temporary two-modality indicator
+  ``is_missing(col)`` coded like a categorical, and its missing cells are imputed with the median
+  frozen at fit.
+
+With only continuous columns this is a standardized PCA; with only categorical columns it is an
+MCA (the coordinates are the MCA's multiplied by the square root of the number of columns). The
+column weight ``w`` multiplies every coded column of that column by ``sqrt(w)``, so the column's
+share of the total inertia (and its pull on the axes) is multiplied by ``w``.
+
+The indicator block is a scipy sparse matrix and the coded table is never formed. Up to
+``DENSE_LIMIT`` coded columns the axes are the exact eigenvectors of the coded covariance matrix,
+built from sparse products; beyond (a categorical column with thousands of levels, a city), ARPACK
+finds the leading ones from products with the implicit table, so memory stays linear in the rows.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import scipy.linalg
+import scipy.sparse as sp
+from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
+from sklearn.base import BaseEstimator
+
+from relanon.errors import DataError, ParameterError, Problem, format_examples
+
+logger = logging.getLogger(__name__)
+
+NUMERIC_KINDS = ("continuous", "integer", "datetime")
+CATEGORICAL_KINDS = ("categorical", "boolean")
+DEFAULT_NCP = 5
+
+# Above this many coded columns the covariance matrix is not formed: its leading eigenvectors are
+# found by Lanczos iterations (ARPACK) on the implicit, sparse coded table instead.
+DENSE_LIMIT = 1500
+_ARPACK_TOL = 1e-10
+_SIGN_TIE = 1e-6
+_RANK_TOL = 1e-10
+_NS_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
+# Candidate time steps (in nanoseconds) of datetime columns, coarsest first: a column of dates
+# stays a column of dates (midnight) after combination.
+_TIME_STEPS_NS = (86400 * 10**9, 3600 * 10**9, 60 * 10**9, 10**9, 10**6, 10**3, 1)
+
+
+# --------------------------------------------------------------------------- column declarations
+
+
+def column_types(columns, weights=None) -> tuple[dict[str, str], dict[str, float]]:
+    """Normalize a column declaration to ``({name: type}, {name: weight})``, ``drop`` removed.
+
+    Parameters
+    ----------
+    columns : Mapping[str, str] or sequence of relanon.schema.Column
+        Column name -> schema type, or the schema's columns (their ``weight`` is used).
+    weights : Mapping[str, float], optional
+        Column weights; override the weights carried by ``Column`` objects. Default 1.0.
+
+    Examples
+    --------
+    >>> column_types({"age": "integer", "name": "drop"}, {"age": 2})
+    ({'age': 'integer'}, {'age': 2.0})
+    """
+    if isinstance(columns, Mapping):
+        declared = [(name, str(kind), 1.0) for name, kind in columns.items()]
+    elif isinstance(columns, Sequence) and not isinstance(columns, str):
+        declared = []
+        for column in columns:
+            if not all(hasattr(column, attr) for attr in ("name", "type")):
+                raise ParameterError(
+                    "columns must be a mapping {name: type} or a sequence of relanon.schema.Column, "
+                    f"got an item {column!r}"
+                )
+            declared.append((column.name, column.type, float(getattr(column, "weight", 1.0))))
+    else:
+        raise ParameterError(f"columns must be a mapping {{name: type}} or a sequence of Column, got {type(columns).__name__}")
+    allowed = (*NUMERIC_KINDS, *CATEGORICAL_KINDS, "drop")
+    bad = [(name, kind) for name, kind, _ in declared if kind not in allowed]
+    if bad:
+        raise ParameterError(
+            f"unknown column type(s): {', '.join(f'{n}: {k!r}' for n, k in bad)}; expected one of: {', '.join(allowed)}"
+        )
+    types = {name: kind for name, kind, _ in declared if kind != "drop"}
+    column_weights = {name: weight for name, kind, weight in declared if kind != "drop"}
+    for name, weight in dict(weights or {}).items():
+        if name not in types:
+            raise ParameterError(f"a weight is given for {name!r}, which is not a released column; columns: {', '.join(types)}")
+        column_weights[name] = weight
+    for name, weight in column_weights.items():
+        if isinstance(weight, bool) or not isinstance(weight, int | float | np.number) or not np.isfinite(weight) or weight <= 0:
+            raise ParameterError(f"the weight of column {name!r} must be a positive number, got {weight!r}")
+        column_weights[name] = float(weight)
+    return types, column_weights
+
+
+def check_columns_present(frame, names, table: str) -> None:
+    """Raise :class:`DataError` when ``frame`` is not a DataFrame holding every column of ``names``."""
+    if not isinstance(frame, pd.DataFrame):
+        raise DataError(f"table {table!r} cannot be read", [Problem(f"expected a pandas DataFrame, got {type(frame).__name__}", table)])
+    missing = [name for name in names if name not in frame.columns]
+    if missing:
+        raise DataError(
+            f"table {table!r} lacks declared columns",
+            [Problem(f"declared but absent from the data; present columns: {format_examples(frame.columns, 10)}", table, m) for m in missing],
+        )
+    duplicated = sorted({c for c in frame.columns[frame.columns.duplicated()] if c in names})
+    if duplicated:
+        raise DataError(
+            f"table {table!r} has duplicated column names",
+            [Problem("the column name appears more than once; rename one", table, c) for c in duplicated],
+        )
+
+
+# --------------------------------------------------------------------------- per-column statistics
+
+
+@dataclass(frozen=True)
+class NumericStatistics:
+    """What a continuous, integer or datetime column needs to be coded and decoded.
+
+    ``mean``/``std`` standardize (population std; a constant column codes to 0), ``fill`` (the median)
+    imputes missing cells, ``missing_share`` is the share of missing cells at fit (0: no indicator).
+    ``dtype`` and ``step`` (datetimes: the coarsest time step dividing every value, in seconds) let
+    decoded values come back in the original dtype.
+    """
+
+    name: str
+    kind: str
+    weight: float
+    mean: float
+    std: float
+    fill: float
+    missing_share: float
+    dtype: object
+    step: float | None = None
+
+    @property
+    def has_indicator(self) -> bool:
+        return self.missing_share > 0
+
+    @property
+    def shares(self) -> np.ndarray:
+        """Shares of the indicator's modalities (present, missing)."""
+        return np.array([1.0 - self.missing_share, self.missing_share])
+
+
+@dataclass(frozen=True)
+class CategoricalStatistics:
+    """The modalities of a categorical or boolean column and their shares at fit.
+
+    ``categories`` lists the observed values; when ``has_missing`` the last share is that of the
+    missing-value modality.
+    """
+
+    name: str
+    kind: str
+    weight: float
+    categories: pd.Index
+    shares: np.ndarray
+    has_missing: bool
+    dtype: object = None
+
+
+def numeric_values(series: pd.Series, kind: str, *, table: str = "table") -> np.ndarray:
+    """The values of a numeric column as float64, NaN for missing; datetimes in seconds since epoch.
+
+    Raises
+    ------
+    DataError
+        When values are not numbers (not dates for ``datetime``) or are infinite.
+
+    Examples
+    --------
+    >>> numeric_values(pd.Series(pd.to_datetime(["1970-01-02", None])), "datetime")
+    array([86400.,    nan])
+    """
+    name = str(series.name)
+    dtype = series.dtype
+    if kind == "datetime":
+        if not pd.api.types.is_datetime64_any_dtype(dtype):
+            raise DataError(
+                f"table {table!r} has a datetime column that does not hold dates",
+                [Problem(
+                    f"declared datetime but holds {dtype} values; parse it first (pandas.to_datetime, "
+                    "or relanon.validation.check_database which applies the schema's types)",
+                    table, name, tuple(series.dropna().unique()[:5]),
+                )],
+            )
+        ticks = series.array.asi8.astype(np.float64)
+        ticks[series.isna().to_numpy()] = np.nan
+        return ticks / _NS_PER_SECOND[_time_unit(dtype)]
+    if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
+        values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = np.isnan(values) & series.notna().to_numpy()
+        if bad.any():
+            raise DataError(
+                f"table {table!r} has a {kind} column holding values that are not numbers",
+                [Problem(
+                    f"{int(bad.sum())} value(s) are not numbers; fix them, or declare the column categorical",
+                    table, name, tuple(pd.unique(series[bad])[:5]),
+                )],
+            )
+    infinite = np.isinf(values)
+    if infinite.any():
+        raise DataError(
+            f"table {table!r} has infinite values",
+            [Problem(
+                f"{int(infinite.sum())} infinite value(s); replace them with a finite value or a missing value",
+                table, name, tuple(np.unique(values[infinite])),
+            )],
+        )
+    return values
+
+
+def numeric_statistics(series: pd.Series, kind: str, weight: float, *, table: str) -> NumericStatistics:
+    """Freeze what coding and decoding ``series`` needs (see :class:`NumericStatistics`)."""
+    values = numeric_values(series, kind, table=table)
+    observed = values[~np.isnan(values)]
+    if observed.size:
+        mean, std, fill = float(observed.mean()), float(observed.std()), float(np.median(observed))
+    else:
+        mean, std, fill = 0.0, 0.0, 0.0
+    step = _time_step(series) if kind == "datetime" else None
+    return NumericStatistics(
+        name=series.name, kind=kind, weight=weight, mean=mean, std=std, fill=fill,
+        missing_share=1.0 - observed.size / len(values) if len(values) else 0.0, dtype=series.dtype, step=step,
+    )
+
+
+def categorical_statistics(series: pd.Series, kind: str, weight: float) -> CategoricalStatistics:
+    """Freeze the modalities of ``series`` and their shares (missing is a modality of its own)."""
+    codes, categories = _factorize(series)
+    counts = np.bincount(codes[codes >= 0], minlength=len(categories)).astype(np.float64)
+    n_missing = int((codes < 0).sum())
+    if n_missing:
+        counts = np.append(counts, n_missing)
+    return CategoricalStatistics(
+        name=series.name, kind=kind, weight=weight, categories=pd.Index(categories),
+        shares=counts / max(len(series), 1), has_missing=bool(n_missing), dtype=series.dtype,
+    )
+
+
+def _factorize(series: pd.Series):
+    try:
+        return pd.factorize(series, sort=True)
+    except TypeError:  # values that cannot be ordered: keep their order of appearance
+        return pd.factorize(series, sort=False)
+
+
+def category_codes(series: pd.Series, stats: CategoricalStatistics) -> np.ndarray:
+    """Position of each value among the fitted modalities; -1 for values never seen at fit.
+
+    Missing values get the missing modality (the last one) when there was one at fit.
+    """
+    codes = np.asarray(stats.categories.get_indexer(series), dtype=np.int64)
+    if stats.has_missing:
+        codes[series.isna().to_numpy()] = len(stats.shares) - 1
+    return codes
+
+
+def restore_numeric(values: np.ndarray, missing: np.ndarray, stats: NumericStatistics) -> pd.Series:
+    """Float values (and a missing mask) back to the column's original dtype.
+
+    Integers are rounded; datetimes are rounded to the column's time step and converted back to
+    their unit and time zone; nullable dtypes get ``pd.NA``. A numeric column that was stored as
+    text comes back as float64 (continuous) or Int64 (integer).
+
+    Examples
+    --------
+    >>> stats = numeric_statistics(pd.Series([1, 2, 3], name="n"), "integer", 1.0, table="t")
+    >>> restore_numeric(np.array([1.4, 2.6]), np.array([False, False]), stats).tolist()
+    [1, 3]
+    """
+    values = np.asarray(values, dtype=np.float64).copy()
+    missing = np.asarray(missing, dtype=bool) | np.isnan(values)
+    dtype = stats.dtype
+    if stats.kind == "datetime":
+        return _restore_datetime(values, missing, stats)
+    if stats.kind == "integer" or pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
+        values = np.rint(values)
+    values[missing] = np.nan
+    if isinstance(dtype, np.dtype) and dtype.kind in "iub":
+        if missing.any():  # the column had no missing value at fit; keep its kind, allow NA
+            return pd.Series(pd.array(values, dtype="Int64" if dtype.kind != "b" else "boolean"))
+        return pd.Series(values.astype(dtype))
+    if isinstance(dtype, np.dtype) and dtype.kind == "f":
+        return pd.Series(values.astype(dtype))
+    if isinstance(dtype, pd.api.extensions.ExtensionDtype) and pd.api.types.is_numeric_dtype(dtype):
+        return pd.Series(pd.array(values, dtype=dtype))
+    if pd.api.types.is_object_dtype(dtype):
+        exact = pd.array(values, dtype="Int64" if stats.kind == "integer" else "Float64")
+        return pd.Series(exact).astype(object).where(~missing, None)
+    return pd.Series(pd.array(values, dtype="Int64" if stats.kind == "integer" else "float64"))
+
+
+def _restore_datetime(seconds: np.ndarray, missing: np.ndarray, stats: NumericStatistics) -> pd.Series:
+    dtype = stats.dtype
+    unit = _time_unit(dtype)
+    step = stats.step or 1.0 / _NS_PER_SECOND[unit]
+    seconds = np.rint(np.where(missing, 0.0, seconds) / step) * step
+    ticks = np.rint(seconds * _NS_PER_SECOND[unit]).astype(np.int64)
+    stamps = ticks.astype(f"datetime64[{unit}]")
+    stamps[missing] = np.datetime64("NaT")
+    out = pd.Series(stamps)
+    tz = getattr(dtype, "tz", None)
+    if tz is not None:
+        out = out.dt.tz_localize("UTC").dt.tz_convert(tz)
+    return out
+
+
+def _time_unit(dtype) -> str:
+    unit = getattr(dtype, "unit", None)
+    return unit if unit is not None else np.datetime_data(dtype)[0]
+
+
+def _time_step(series: pd.Series) -> float | None:
+    """The coarsest step (seconds) among day, hour, ... dividing every value, or None if all missing."""
+    ticks = series.array.asi8[series.notna().to_numpy()]
+    if ticks.size == 0:
+        return None
+    ns_per_tick = 10**9 // _NS_PER_SECOND[_time_unit(series.dtype)]
+    for step_ns in _TIME_STEPS_NS:
+        if step_ns % ns_per_tick == 0 and not (ticks % (step_ns // ns_per_tick)).any():
+            return step_ns / 10**9
+    return ns_per_tick / 10**9
+
+
+# --------------------------------------------------------------------------- the coded table
+
+
+@dataclass(frozen=True)
+class _Coded:
+    """A frame coded for the projection: standardized numbers and sparse modality indicators.
+
+    The FAMD-coded table is ``Z = [numeric, (indicators - shares) * scale]``; it is never formed.
+    """
+
+    numeric: np.ndarray  # (n, q) standardized, weighted
+    indicators: sp.csr_matrix  # (n, m) 0/1
+    shares: np.ndarray  # (m,)
+    scale: np.ndarray  # (m,) sqrt(weight / share), 0 for a share of 0 or 1
+
+    @property
+    def n_rows(self) -> int:
+        return self.numeric.shape[0]
+
+    def times(self, vectors: np.ndarray) -> np.ndarray:
+        """``Z @ vectors`` for ``vectors`` of shape (q + m, b)."""
+        q = self.numeric.shape[1]
+        head, tail = vectors[:q], vectors[q:] * self.scale[:, None]
+        return self.numeric @ head + self.indicators @ tail - (self.shares @ tail)[None, :]
+
+    def transposed_times(self, rows: np.ndarray) -> np.ndarray:
+        """``Z.T @ rows`` for ``rows`` of shape (n, b)."""
+        top = self.numeric.T @ rows
+        bottom = (self.indicators.T @ rows - np.outer(self.shares, rows.sum(axis=0))) * self.scale[:, None]
+        return np.vstack([top, bottom])
+
+    def covariance(self) -> np.ndarray:
+        """``Z.T @ Z / n`` formed from sparse products (dense, (q + m) squared)."""
+        n = self.n_rows
+        numeric, ind, p, s = self.numeric, self.indicators, self.shares, self.scale
+        means = numeric.mean(axis=0)
+        nn = numeric.T @ numeric / n
+        nd = (np.asarray((ind.T @ numeric).T) / n - np.outer(means, p)) * s[None, :]
+        dd = (ind.T @ ind).toarray() / n
+        dd = (dd - np.outer(p, p)) * np.outer(s, s)
+        return np.block([[nn, nd], [nd.T, dd]])
+
+
+# --------------------------------------------------------------------------- the estimator
+
+
+class FactorSpace(BaseEstimator):
+    """FAMD projection of a mixed table, with every statistic frozen at fit and no row kept.
+
+    Parameters
+    ----------
+    columns : Mapping[str, str] or sequence of relanon.schema.Column
+        Column name -> schema type (continuous, integer, datetime, categorical, boolean; ``drop``
+        columns are ignored). Other columns of the frames are ignored.
+    n_components : int, optional
+        Number of axes kept. Default ``min(5, n_dims_)``, the project's ``ncp`` default. It is capped
+        at the number of informative dimensions of the data (``n_components_`` tells the number kept).
+    weights : Mapping[str, float], optional
+        Column weights (default 1.0, or the ``Column.weight``): a column of weight ``w`` has its coded
+        columns multiplied by ``sqrt(w)``, hence its share of the total inertia multiplied by ``w``.
+    random_state : int, numpy.random.Generator or None
+        Only used above ``DENSE_LIMIT`` coded columns (start vector of the Lanczos iterations);
+        below, the covariance matrix is decomposed exactly.
+    name : str
+        The table's name, used in error messages.
+
+    Attributes
+    ----------
+    columns_ : tuple of str
+        The projected columns, in declaration order.
+    statistics_ : dict
+        Column name -> :class:`NumericStatistics` or :class:`CategoricalStatistics`.
+    feature_names_ : tuple of str
+        Names of the coded columns (``age``, ``sex=F``, ``is_missing(bmi)=True``...).
+    n_dims_ : int
+        Number of informative dimensions: non-constant numeric columns plus, per categorical block,
+        its number of modalities minus one.
+    n_components_ : int
+        Number of axes kept.
+    components_ : ndarray of shape (n_components_, len(feature_names_))
+        The axes in the coded space; each axis' largest loading is positive (fixed signs).
+    eigenvalues_, explained_inertia_ : ndarray of shape (n_components_,)
+        Inertia along each axis, and its share of ``total_inertia_``.
+    total_inertia_ : float
+        Sum of the variances of the coded columns.
+
+    Notes
+    -----
+    ``transform`` accepts missing values (imputed with the fitted medians, or sent to the fitted
+    missing modality) and values never seen at fit: such a value simply matches no fitted modality
+    (all its indicators are 0). A row projected alone gets exactly the coordinates it gets in any
+    batch.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"age": [20, 35, 50, 65], "sex": ["F", "M", "F", "M"]})
+    >>> space = FactorSpace({"age": "integer", "sex": "categorical"}).fit(frame)
+    >>> space.n_components_
+    2
+    >>> space.transform(frame.iloc[[0]]).round(3)
+    array([[-1.656, -0.242]])
+    """
+
+    def __init__(self, columns, n_components=None, weights=None, random_state=None, name="table"):
+        self.columns = columns
+        self.n_components = n_components
+        self.weights = weights
+        self.random_state = random_state
+        self.name = name
+
+    # ------------------------------------------------------------------ fit / transform
+
+    def fit(self, frame: pd.DataFrame, y=None) -> FactorSpace:
+        """Freeze the column statistics and the axes of ``frame``."""
+        self._fit_and_code(frame)
+        return self
+
+    def fit_transform(self, frame: pd.DataFrame, y=None) -> np.ndarray:
+        """Fit, then return the coordinates of ``frame`` (coded once)."""
+        coded = self._fit_and_code(frame)
+        return coded.times(self.components_.T)
+
+    def transform(self, frame: pd.DataFrame) -> np.ndarray:
+        """Coordinates of the rows of ``frame``, shape (n_rows, n_components_)."""
+        self._check_fitted()
+        check_columns_present(frame, self.columns_, self.name)
+        return self._code(frame).times(self.components_.T)
+
+    def inverse_transform(self, coords) -> pd.DataFrame:
+        """Rows whose coordinates are ``coords``, in the original units and dtypes.
+
+        Numeric values are read from the reconstructed coded table; a categorical gets the modality
+        whose reconstructed indicator is the largest, and a numeric column is missing when its
+        missing indicator wins. With all components kept, the original rows come back exactly.
+        """
+        self._check_fitted()
+        coords = np.asarray(coords, dtype=np.float64)
+        if coords.ndim != 2 or coords.shape[1] != self.n_components_:
+            raise ParameterError(f"coords must have shape (n, {self.n_components_}), got {coords.shape}")
+        out = {}
+        position = 0
+        offset = sum(isinstance(s, NumericStatistics) for s in self.statistics_.values())
+        for name in self.columns_:
+            stats = self.statistics_[name]
+            if isinstance(stats, NumericStatistics):
+                z = coords @ self.components_[:, position]
+                position += 1
+                values = z / np.sqrt(stats.weight) * stats.std + stats.mean
+                missing = np.zeros(len(coords), dtype=bool)
+                if stats.has_indicator:
+                    missing = self._winning_modality(coords, offset, stats.shares, stats.weight) == 1
+                    offset += 2
+                out[name] = restore_numeric(values, missing, stats)
+            else:
+                winner = self._winning_modality(coords, offset, stats.shares, stats.weight)
+                offset += len(stats.shares)
+                out[name] = _restore_categories(winner, stats)
+        return pd.DataFrame(out)
+
+    # ------------------------------------------------------------------ internals
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "components_"):
+            raise ParameterError("this FactorSpace is not fitted yet; call fit(frame) first")
+
+    def _fit_and_code(self, frame) -> _Coded:
+        types, weights = column_types(self.columns, self.weights)
+        if not types:
+            raise ParameterError(f"table {self.name!r}: no column to project (all are dropped or none declared)")
+        check_columns_present(frame, types, self.name)
+        if len(frame) == 0:
+            raise DataError(f"table {self.name!r} is empty", [Problem("a factor space cannot be fitted on zero rows", self.name)])
+        if self.n_components is not None and (
+            isinstance(self.n_components, bool) or not isinstance(self.n_components, int | np.integer) or self.n_components < 1
+        ):
+            raise ParameterError(f"n_components (ncp) must be a positive integer, got {self.n_components!r}")
+        numeric = [c for c in types if types[c] in NUMERIC_KINDS]
+        categorical = [c for c in types if types[c] in CATEGORICAL_KINDS]
+        stats = {}
+        for name in numeric:
+            stats[name] = numeric_statistics(frame[name], types[name], weights[name], table=self.name)
+        for name in categorical:
+            stats[name] = categorical_statistics(frame[name], types[name], weights[name])
+        self.columns_ = tuple(numeric + categorical)
+        self.statistics_ = stats
+        self.feature_names_ = tuple(self._feature_names())
+        coded = self._code(frame)
+        self.n_dims_ = sum(_informative_dimensions(s) for s in stats.values())
+        wanted = min(self.n_components or DEFAULT_NCP, self.n_dims_)
+        eigenvalues, vectors = self._principal_axes(coded, wanted)
+        self.total_inertia_ = float(np.sum(coded.numeric.var(axis=0)) + np.sum(coded.scale**2 * coded.shares * (1 - coded.shares)))
+        self.eigenvalues_ = eigenvalues
+        self.explained_inertia_ = eigenvalues / self.total_inertia_ if self.total_inertia_ > 0 else eigenvalues
+        self.components_ = vectors.T
+        self.n_components_ = len(eigenvalues)
+        self.n_features_in_ = len(self.columns_)
+        return coded
+
+    def _feature_names(self):
+        for name in self.columns_:
+            if isinstance(self.statistics_[name], NumericStatistics):
+                yield name
+        for name in self.columns_:
+            stats = self.statistics_[name]
+            if isinstance(stats, NumericStatistics):
+                if stats.has_indicator:
+                    yield from (f"is_missing({name})=False", f"is_missing({name})=True")
+            else:
+                yield from (f"{name}={value}" for value in stats.categories)
+                if stats.has_missing:
+                    yield f"{name}=<missing>"
+
+    def _code(self, frame: pd.DataFrame) -> _Coded:
+        n = len(frame)
+        numeric_cols, blocks = [], []
+        for name in self.columns_:
+            stats = self.statistics_[name]
+            if isinstance(stats, NumericStatistics):
+                values = numeric_values(frame[name], stats.kind, table=self.name)
+                missing = np.isnan(values)
+                values = np.where(missing, stats.fill, values)
+                z = (values - stats.mean) / stats.std if stats.std > 0 else np.zeros(n)
+                numeric_cols.append(z * np.sqrt(stats.weight))
+                if stats.has_indicator:
+                    blocks.append((missing.astype(np.int64), stats.shares, stats.weight))
+            else:
+                blocks.append((category_codes(frame[name], stats), stats.shares, stats.weight))
+        # columns_ lists numeric columns first, so their missing indicators precede the
+        # categorical blocks, in the order of feature_names_
+        numeric = np.column_stack(numeric_cols) if numeric_cols else np.zeros((n, 0))
+        return _Coded(numeric, *_indicator_block(blocks, n))
+
+    def _principal_axes(self, coded: _Coded, wanted: int):
+        width = coded.numeric.shape[1] + coded.indicators.shape[1]
+        if wanted == 0:
+            return np.zeros(0), np.zeros((width, 0))
+        if width <= DENSE_LIMIT or wanted >= width // 2:
+            eigenvalues, vectors = scipy.linalg.eigh(coded.covariance(), subset_by_index=[width - wanted, width - 1])
+            eigenvalues, vectors = eigenvalues[::-1], vectors[:, ::-1]
+        else:
+            eigenvalues, vectors = _lanczos(coded, wanted, np.random.default_rng(self.random_state))
+        keep = eigenvalues > _RANK_TOL * max(float(eigenvalues[0]), 1.0)
+        return eigenvalues[keep], _fix_signs(vectors[:, keep])
+
+    def _winning_modality(self, coords, offset, shares, weight) -> np.ndarray:
+        width = len(shares)
+        z = coords @ self.components_[:, offset:offset + width]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            indicators = z * np.sqrt(shares) / np.sqrt(weight) + shares
+        return np.argmax(indicators, axis=1) if width else np.full(len(coords), -1)
+
+
+def _informative_dimensions(stats) -> int:
+    """A non-constant number counts 1; a block of modalities held by some row counts their number - 1."""
+    numeric = int(stats.std > 0) if isinstance(stats, NumericStatistics) else 0
+    if isinstance(stats, NumericStatistics) and not stats.has_indicator:
+        return numeric
+    return numeric + max(int(np.count_nonzero(stats.shares)) - 1, 0)
+
+
+def _indicator_block(blocks, n):
+    """Sparse 0/1 indicators, shares and FAMD scales of the categorical blocks."""
+    rows, cols, shares, scales = [], [], [], []
+    offset = 0
+    for codes, block_shares, weight in blocks:
+        seen = codes >= 0
+        rows.append(np.flatnonzero(seen))
+        cols.append(codes[seen] + offset)
+        shares.append(block_shares)
+        with np.errstate(divide="ignore"):
+            scale = np.sqrt(weight / block_shares)
+        # a modality held by every row (or none) carries no information: code it 0
+        scale[(block_shares <= 0) | (block_shares >= 1)] = 0.0
+        scales.append(scale)
+        offset += len(block_shares)
+    if not blocks:
+        return sp.csr_matrix((n, 0)), np.zeros(0), np.zeros(0)
+    rows, cols = np.concatenate(rows), np.concatenate(cols)
+    matrix = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, offset))
+    return matrix, np.concatenate(shares), np.concatenate(scales)
+
+
+def _lanczos(coded: _Coded, wanted: int, rng: np.random.Generator):
+    """Leading eigenpairs of ``Z.T Z / n`` without forming it (ARPACK, seeded start vector).
+
+    Axes inside a cluster of equal eigenvalues (the modalities of an unrelated high-cardinality
+    column all have inertia 1) are one basis of that cluster: deterministic under the seed, not
+    unique.
+    """
+    width = coded.numeric.shape[1] + coded.indicators.shape[1]
+    n = coded.n_rows
+
+    def covariance_times(vectors):
+        return coded.transposed_times(coded.times(vectors.reshape(width, -1))) / n
+
+    operator = LinearOperator((width, width), matvec=covariance_times, matmat=covariance_times, dtype=np.float64)
+    try:
+        eigenvalues, vectors = eigsh(operator, k=wanted, v0=rng.standard_normal(width), tol=_ARPACK_TOL)
+    except ArpackNoConvergence as partial:  # keep the axes that converged
+        logger.warning("only %d of %d axes converged", len(partial.eigenvalues), wanted)
+        eigenvalues, vectors = partial.eigenvalues, partial.eigenvectors
+    order = np.argsort(eigenvalues)[::-1]
+    return eigenvalues[order], vectors[:, order]
+
+
+def _fix_signs(vectors: np.ndarray) -> np.ndarray:
+    """Make each axis' largest loading positive (the first one, among near-ties), as svd_flip does."""
+    vectors = vectors.copy()
+    for j in range(vectors.shape[1]):
+        magnitude = np.abs(vectors[:, j])
+        lead = int(np.argmax(magnitude >= magnitude.max() * (1 - _SIGN_TIE)))
+        if vectors[lead, j] < 0:
+            vectors[:, j] = -vectors[:, j]
+    return vectors
+
+
+def _restore_categories(winner: np.ndarray, stats: CategoricalStatistics) -> pd.Series:
+    missing = winner >= len(stats.categories)
+    values = pd.Series(stats.categories.take(np.where(missing, -1, winner), allow_fill=True, fill_value=None))
+    try:
+        return values.astype(stats.dtype)
+    except (TypeError, ValueError):  # e.g. int64 codes with a missing value: keep pandas' choice
+        return values

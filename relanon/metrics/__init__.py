@@ -1,0 +1,45 @@
+"""Privacy and signal metrics of a release.
+
+``privacy(original, avatars, columns, pairing=...)`` and ``signal(original, avatars, columns)``
+measure a single table; the individual metric functions are exposed for the multi-table scenarios.
+"""
+
+from relanon.metrics.base import HIGHER, LOWER, TARGETS, Metric, metrics_frame
+from relanon.metrics.privacy import (
+    closer_avatar_counts,
+    closest_distances_ratio,
+    distance_to_closest,
+    hidden_rate,
+    inference,
+    local_cloaking,
+    metric_space,
+    privacy,
+    row_direct_match_protection,
+)
+from relanon.metrics.signal import (
+    correlation_difference_ratio,
+    hellinger_distance,
+    hellinger_distances,
+    signal,
+)
+
+__all__ = [
+    "HIGHER",
+    "LOWER",
+    "TARGETS",
+    "Metric",
+    "closer_avatar_counts",
+    "closest_distances_ratio",
+    "correlation_difference_ratio",
+    "distance_to_closest",
+    "hellinger_distance",
+    "hellinger_distances",
+    "hidden_rate",
+    "inference",
+    "local_cloaking",
+    "metric_space",
+    "metrics_frame",
+    "privacy",
+    "row_direct_match_protection",
+    "signal",
+]

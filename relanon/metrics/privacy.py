@@ -1,0 +1,397 @@
+"""Privacy metrics of a single table's release (DESIGN section 4).
+
+Distances are measured in a :class:`~relanon.factor_space.FactorSpace` fitted on the *original*
+table (its first ``ncp`` axes), where the avatars are placed with the statistics of the originals.
+
+On large tables the distance metrics are computed for a seeded random sample of ``sample_size``
+originals (hidden rate, local cloaking, inference) or avatars (distance to closest, closest
+distances ratio), each compared with *all* the rows of the other side, so the figures estimate the
+full-table ones without their cost. Row direct match protection always uses every row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from relanon.errors import ParameterError
+from relanon.factor_space import (
+    CATEGORICAL_KINDS,
+    FactorSpace,
+    check_columns_present,
+    column_types,
+    numeric_values,
+)
+from relanon.metrics.base import HIGHER, TARGETS, Metric
+from relanon.neighbours import count_strictly_closer, cross_neighbours
+
+DEFAULT_SAMPLE_SIZE = 10_000
+
+
+# --------------------------------------------------------------------------- the space
+
+
+def metric_space(original: pd.DataFrame, columns, *, ncp=None, weights=None, name="table") -> FactorSpace:
+    """The factor space of the distance metrics: fitted on the original table, with its ``ncp``.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"x": [1.0, 2.0, 4.0], "c": ["a", "b", "a"]})
+    >>> metric_space(frame, {"x": "continuous", "c": "categorical"}).n_components_
+    2
+    """
+    return FactorSpace(columns, n_components=ncp, weights=weights, name=name).fit(original)
+
+
+def _avatar_of(pairing, n_originals: int, n_avatars: int) -> np.ndarray:
+    """Position of each original's avatar, from ``pairing`` (original of each avatar)."""
+    pairing = np.asarray(pairing)
+    if pairing.shape != (n_avatars,) or n_avatars != n_originals:
+        raise ParameterError(
+            f"pairing must hold one original position per avatar ({n_avatars} avatars, {n_originals} originals), "
+            f"got shape {pairing.shape}"
+        )
+    if not np.array_equal(np.sort(pairing), np.arange(n_originals)):
+        raise ParameterError("pairing must be a permutation of the original positions (each original has one avatar)")
+    avatar_of = np.empty(n_originals, dtype=np.int64)
+    avatar_of[pairing] = np.arange(n_avatars)
+    return avatar_of
+
+
+def _rows(rows, n: int) -> np.ndarray:
+    return np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64)
+
+
+# --------------------------------------------------------------------------- distance metrics
+
+
+def closer_avatar_counts(original_coords, avatar_coords, pairing, *, rows=None) -> np.ndarray:
+    """For each original, the number of avatars strictly closer to it than its own avatar.
+
+    Parameters
+    ----------
+    original_coords, avatar_coords : array of shape (n, ncp)
+        Originals and avatars in the same factor space.
+    pairing : array of int
+        ``pairing[a]`` is the original position of avatar ``a`` (as returned by ``avatarize``).
+    rows : array of int, optional
+        Original positions to evaluate (default: all).
+
+    Examples
+    --------
+    >>> closer_avatar_counts([[0.0], [10.0]], [[1.0], [9.5]], pairing=[1, 0]).tolist()
+    [1, 1]
+    """
+    original_coords = np.asarray(original_coords, dtype=np.float64)
+    avatar_coords = np.asarray(avatar_coords, dtype=np.float64)
+    rows = _rows(rows, len(original_coords))
+    own = avatar_coords[_avatar_of(pairing, len(original_coords), len(avatar_coords))[rows]]
+    queries = original_coords[rows]
+    distances = np.sqrt(((queries - own) ** 2).sum(axis=1))
+    return count_strictly_closer(avatar_coords, queries, distances)
+
+
+def hidden_rate(original_coords, avatar_coords, pairing, *, rows=None) -> Metric:
+    """Share (%) of originals whose nearest avatar is not their own avatar.
+
+    An original is *not* hidden when no avatar is strictly closer to it than its own (a tie
+    counts as found). The identity release scores 0.
+
+    Examples
+    --------
+    >>> hidden_rate([[0.0], [10.0]], [[1.0], [9.5]], pairing=[1, 0]).value
+    100.0
+    """
+    return _hidden_rate(closer_avatar_counts(original_coords, avatar_coords, pairing, rows=rows))
+
+
+def local_cloaking(original_coords, avatar_coords, pairing, *, rows=None) -> Metric:
+    """Median number of avatars closer to an original than its own avatar.
+
+    Examples
+    --------
+    >>> local_cloaking([[0.0], [10.0]], [[1.0], [9.5]], pairing=[1, 0]).value
+    1.0
+    """
+    return _local_cloaking(closer_avatar_counts(original_coords, avatar_coords, pairing, rows=rows))
+
+
+def _hidden_rate(counts: np.ndarray) -> Metric:
+    value = float(100.0 * np.mean(counts > 0)) if len(counts) else float("nan")
+    return Metric(
+        "hidden_rate", value, TARGETS["hidden_rate"], HIGHER,
+        "Share of original records whose closest avatar is not their own: an attacker linking each "
+        "record to its closest avatar is wrong this often.",
+        {"records": int(len(counts))},
+    )
+
+
+def _local_cloaking(counts: np.ndarray) -> Metric:
+    value = float(np.median(counts)) if len(counts) else float("nan")
+    return Metric(
+        "local_cloaking", value, TARGETS["local_cloaking"], HIGHER,
+        "Median number of avatars closer to an original record than its own avatar: the crowd each "
+        "record hides in.",
+        {"records": int(len(counts)), "records_with_no_closer_avatar": int(np.sum(counts == 0))},
+    )
+
+
+def _closest_original_distances(original_coords, avatar_coords, rows) -> np.ndarray:
+    original_coords = np.asarray(original_coords, dtype=np.float64)
+    avatar_coords = np.asarray(avatar_coords, dtype=np.float64)
+    queries = avatar_coords[_rows(rows, len(avatar_coords))]
+    return cross_neighbours(original_coords, queries, min(2, len(original_coords))).distances
+
+
+def distance_to_closest(original_coords, avatar_coords, *, rows=None) -> Metric:
+    """Median over avatars of the distance to the closest original (DCR).
+
+    Parameters
+    ----------
+    rows : array of int, optional
+        Avatar positions to evaluate (default: all).
+
+    Examples
+    --------
+    >>> distance_to_closest([[0.0], [4.0]], [[1.0], [4.0], [7.0]]).value
+    1.0
+    """
+    distances = _closest_original_distances(original_coords, avatar_coords, rows)
+    return _distance_to_closest(distances[:, 0])
+
+
+def closest_distances_ratio(original_coords, avatar_coords, *, rows=None) -> Metric:
+    """Median over avatars of d1 / d2, the distances to the two closest originals (NNDR).
+
+    A ratio near 0 means the avatar points at one original; 0 / 0 (two identical originals at
+    the avatar's place) counts as 1, since the avatar singles out neither.
+
+    Examples
+    --------
+    >>> closest_distances_ratio([[0.0], [4.0]], [[1.0], [2.0], [4.0]]).value
+    0.3333333333333333
+    """
+    distances = _closest_original_distances(original_coords, avatar_coords, rows)
+    if distances.shape[1] < 2:
+        raise ParameterError("the closest distances ratio needs at least two original records")
+    return _closest_distances_ratio(distances)
+
+
+def _distance_to_closest(nearest: np.ndarray) -> Metric:
+    return Metric(
+        "distance_to_closest", float(np.median(nearest)) if len(nearest) else float("nan"),
+        TARGETS["distance_to_closest"], HIGHER,
+        "Median distance from an avatar to the closest original record, in the factor space of the "
+        "originals: 0 means avatars sit on real records.",
+        {"avatars": int(len(nearest))},
+    )
+
+
+def _closest_distances_ratio(distances: np.ndarray) -> Metric:
+    d1, d2 = distances[:, 0], distances[:, 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where(d2 > 0, d1 / d2, 1.0)
+    return Metric(
+        "closest_distances_ratio", float(np.median(ratio)) if len(ratio) else float("nan"),
+        TARGETS["closest_distances_ratio"], HIGHER,
+        "Median ratio of an avatar's distances to its closest and second closest original records: "
+        "near 0, an avatar points at a single record.",
+        {"avatars": int(len(ratio))},
+    )
+
+
+# --------------------------------------------------------------------------- exact matches
+
+
+def row_direct_match_protection(original: pd.DataFrame, avatars: pd.DataFrame, columns=None) -> Metric:
+    """Share (%) of original rows not found verbatim (every column equal) among the avatars.
+
+    Missing values match missing values. Every row is compared (hashing, no sampling).
+
+    Examples
+    --------
+    >>> o = pd.DataFrame({"a": [1, 2, 3, 4]})
+    >>> row_direct_match_protection(o, pd.DataFrame({"a": [2, 2, 9, 9]})).value
+    75.0
+    """
+    names = list(column_types(columns)[0]) if columns is not None else list(original.columns)
+    check_columns_present(original, names, "original")
+    check_columns_present(avatars, names, "avatars")
+    released = avatars[names]
+    mismatched = [c for c in names if released[c].dtype != original[c].dtype]
+    if mismatched:
+        released = released.astype({c: original[c].dtype for c in mismatched})
+    original_hashes = pd.util.hash_pandas_object(original[names], index=False).to_numpy()
+    avatar_hashes = pd.util.hash_pandas_object(released, index=False).to_numpy()
+    found = np.isin(original_hashes, avatar_hashes)
+    value = float(100.0 * (1.0 - found.mean())) if len(found) else float("nan")
+    return Metric(
+        "row_direct_match_protection", value, TARGETS["row_direct_match_protection"], HIGHER,
+        "Share of original records that do not appear identically, all columns equal, among the avatars.",
+        {"records": int(len(found)), "records_found": int(found.sum())},
+    )
+
+
+# --------------------------------------------------------------------------- inference attack
+
+
+def inference(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, known, sensitive, ncp=None,
+              rows=None) -> list[Metric]:
+    """How badly an attacker guesses sensitive values from the avatars, knowing other values.
+
+    The attacker knows the ``known`` columns of a record, finds the closest avatar on those columns
+    (in a factor space of the known columns fitted on the originals) and reads its ``sensitive``
+    values, as in the avatar method's authors' inference metrics. Higher is safer:
+
+    - ``inference_categorical``: % of wrong guesses (a missing value guessed missing is right);
+    - ``inference_continuous``: mean symmetric absolute percentage error
+      ``200 * |guess - truth| / (|guess| + |truth|)`` (0 when both are 0 or both missing, 200 when
+      only one is missing); datetimes are measured from the earliest original date.
+
+    Each metric is the worst (lowest) over the sensitive columns of its kind; ``breakdown`` has
+    every column.
+
+    Parameters
+    ----------
+    known, sensitive : sequence of str
+        Released columns known to the attacker, and the columns it tries to infer (disjoint).
+    rows : array of int, optional
+        Original positions attacked (default: all).
+
+    Examples
+    --------
+    >>> o = pd.DataFrame({"age": [20, 40, 60], "smoker": ["no", "yes", "no"]})
+    >>> a = pd.DataFrame({"age": [21, 41, 59], "smoker": ["no", "no", "no"]})
+    >>> [round(m.value, 1) for m in inference(o, a, {"age": "integer", "smoker": "categorical"},
+    ...                                       known=["age"], sensitive=["smoker"])]
+    [33.3]
+    """
+    types, _ = column_types(columns)
+    known, sensitive = list(known or ()), list(sensitive or ())
+    unknown = [c for c in known + sensitive if c not in types]
+    if unknown:
+        raise ParameterError(f"known/sensitive columns must be released columns; unknown: {', '.join(map(str, unknown))}")
+    if set(known) & set(sensitive):
+        raise ParameterError(f"a column cannot be both known and sensitive: {', '.join(map(str, set(known) & set(sensitive)))}")
+    if not known or not sensitive:
+        raise ParameterError("the inference metrics need at least one known and one sensitive column")
+    rows = _rows(rows, len(original))
+    space = FactorSpace({c: types[c] for c in known}, n_components=ncp, name="original").fit(original)
+    attacked = original.iloc[rows]
+    closest = cross_neighbours(space.transform(avatars), space.transform(attacked), 1).indices[:, 0]
+    scores: dict[str, dict] = {"inference_categorical": {}, "inference_continuous": {}}
+    for column in sensitive:
+        truth, guess = attacked[column], avatars[column].iloc[closest]
+        if types[column] in CATEGORICAL_KINDS:
+            scores["inference_categorical"][column] = _wrong_guesses(truth, guess)
+        else:
+            origin = np.nanmin(numeric_values(original[column], types[column])) if types[column] == "datetime" else 0.0
+            scores["inference_continuous"][column] = _smape(
+                numeric_values(truth, types[column]) - origin, numeric_values(guess, types[column]) - origin
+            )
+    descriptions = {
+        "inference_categorical": "Share of wrong guesses of a sensitive categorical value by an attacker who knows "
+        "other values of a record and reads them off its closest avatar (worst sensitive column).",
+        "inference_continuous": "Mean percentage error of an attacker guessing a sensitive numeric value from the "
+        "avatar closest on the known values (worst sensitive column).",
+    }
+    return [
+        Metric(name, float(min(per_column.values())), TARGETS[name], HIGHER, descriptions[name],
+               {"per_column": per_column, "known": known, "records": int(len(rows))})
+        for name, per_column in scores.items() if per_column
+    ]
+
+
+def _wrong_guesses(truth: pd.Series, guess: pd.Series) -> float:
+    t = np.asarray(truth, dtype=object)
+    g = np.asarray(guess, dtype=object)
+    t_missing, g_missing = pd.isna(truth).to_numpy(), pd.isna(guess).to_numpy()
+    right = np.where(t_missing | g_missing, t_missing & g_missing, t == g)
+    return float(100.0 * (1.0 - right.mean())) if len(right) else float("nan")
+
+
+def _smape(truth: np.ndarray, guess: np.ndarray) -> float:
+    t_missing, g_missing = np.isnan(truth), np.isnan(guess)
+    both = t_missing & g_missing
+    one = t_missing ^ g_missing
+    denominator = np.abs(truth) + np.abs(guess)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        error = np.where(denominator > 0, 200.0 * np.abs(guess - truth) / denominator, 0.0)
+    error = np.where(both, 0.0, np.where(one, 200.0, error))
+    return float(error.mean()) if len(error) else float("nan")
+
+
+# --------------------------------------------------------------------------- all at once
+
+
+def privacy(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, pairing=None, ncp=None, weights=None,
+            sample_size: int = DEFAULT_SAMPLE_SIZE, random_state=None, known=None, sensitive=None,
+            name: str = "table") -> list[Metric]:
+    """The privacy metrics of a single table's release.
+
+    Parameters
+    ----------
+    original, avatars : pandas.DataFrame
+        The original records and the released ones (same declared columns).
+    columns : Mapping[str, str] or sequence of relanon.schema.Column
+        The released columns and their types (``drop`` ignored).
+    pairing : array of int, optional
+        ``pairing[a]`` is the original position of avatar ``a`` (``AvatarResult.pairing``). The
+        hidden rate and local cloaking need it and are computed only when it is given.
+    ncp : int, optional
+        Axes of the factor space of the originals (default ``min(5, dimensions)``; use the
+        table's avatarization ``ncp``).
+    weights : Mapping[str, float], optional
+        Column weights of the factor space.
+    sample_size : int, default 10,000
+        Maximum number of originals (avatars) whose distances are evaluated, drawn at random with
+        ``random_state``; every row is used when the table is smaller.
+    random_state : int, numpy.random.Generator or None
+        Seed of the samples.
+    known, sensitive : sequence of str, optional
+        When both are given, the inference metrics are added (see :func:`inference`).
+    name : str
+        The table's name, used in error messages.
+
+    Returns
+    -------
+    list of Metric
+        hidden_rate and local_cloaking (with ``pairing``), distance_to_closest,
+        closest_distances_ratio, row_direct_match_protection, then inference_categorical and/or
+        inference_continuous (with ``known`` and ``sensitive``).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> people = pd.DataFrame({"x": rng.normal(size=30), "g": rng.choice(["a", "b"], 30)})
+    >>> [m.name for m in privacy(people, people, {"x": "continuous", "g": "categorical"})]
+    ['distance_to_closest', 'closest_distances_ratio', 'row_direct_match_protection']
+    """
+    if isinstance(sample_size, bool) or not isinstance(sample_size, int | np.integer) or sample_size < 1:
+        raise ParameterError(f"sample_size must be a positive integer, got {sample_size!r}")
+    types, column_weights = column_types(columns, weights)
+    check_columns_present(avatars, types, f"{name} (avatars)")
+    space = FactorSpace(types, n_components=ncp, weights=column_weights, name=name)
+    original_coords = space.fit_transform(original)  # the space of metric_space(), coding the originals once
+    avatar_coords = space.transform(avatars)
+    rng = np.random.default_rng(random_state)
+    original_rows = _sample(len(original), sample_size, rng)
+    avatar_rows = _sample(len(avatars), sample_size, rng)
+    metrics = []
+    if pairing is not None:
+        counts = closer_avatar_counts(original_coords, avatar_coords, pairing, rows=original_rows)
+        metrics += [_hidden_rate(counts), _local_cloaking(counts)]
+    distances = _closest_original_distances(original_coords, avatar_coords, avatar_rows)
+    metrics.append(_distance_to_closest(distances[:, 0]))
+    if distances.shape[1] == 2:
+        metrics.append(_closest_distances_ratio(distances))
+    metrics.append(row_direct_match_protection(original, avatars, types))
+    if known or sensitive:
+        metrics += inference(original, avatars, types, known=known, sensitive=sensitive, ncp=ncp, rows=original_rows)
+    return metrics
+
+
+def _sample(n: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    if n <= size:
+        return np.arange(n)
+    return np.sort(rng.choice(n, size=size, replace=False))

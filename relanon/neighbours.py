@@ -1,0 +1,138 @@
+"""Nearest-neighbour search in a factor space (Euclidean), fast on millions of rows.
+
+All searches use :class:`scipy.spatial.cKDTree` on every core. The points are stored in the
+tree's own leaf order and queried in a leaf order too, so that consecutive queries walk the same
+branches: on 1,000,000 points in 5 dimensions this makes the search about three times faster than
+querying in the table's order.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from relanon.errors import ParameterError
+
+# Sliding-midpoint trees (balanced_tree=False) build faster and, on factor-space coordinates
+# (clusters along categorical axes), answer queries about twice as fast as median-split trees.
+_TREE_OPTIONS = {"balanced_tree": False, "leafsize": 16}
+
+# Two distances closer than this (relatively) are a tie: "strictly closer" must not depend on the
+# last bit of two ways of computing the same distance.
+_RELATIVE_TIE = 1e-9
+
+
+class Neighbours(NamedTuple):
+    """``indices[i, j]`` is the j-th nearest point of query i, at distance ``distances[i, j]``."""
+
+    distances: np.ndarray
+    indices: np.ndarray
+
+
+def _points(coords, what: str) -> np.ndarray:
+    points = np.asarray(coords, dtype=np.float64)
+    if points.ndim != 2:
+        raise ParameterError(f"{what} must be a 2-D array (rows x coordinates), got shape {points.shape}")
+    if points.shape[1] == 0:  # no informative axis: every point sits at the origin
+        points = np.zeros((len(points), 1))
+    if not np.isfinite(points).all():
+        raise ParameterError(f"{what} hold NaN or infinite coordinates")
+    return points
+
+
+class _LocalTree:
+    """A cKDTree over points stored in leaf order; answers in the caller's order."""
+
+    def __init__(self, points: np.ndarray):
+        self.order = cKDTree(points, **_TREE_OPTIONS).indices
+        self.tree = cKDTree(points[self.order], **_TREE_OPTIONS)
+
+    def query(self, queries: np.ndarray, k: int, order: np.ndarray | None = None) -> Neighbours:
+        order = _locality_order(queries) if order is None else order
+        distances, positions = self.tree.query(queries[order], k=k, workers=-1)
+        distances, positions = distances.reshape(len(order), k), positions.reshape(len(order), k)
+        out_d = np.empty_like(distances)
+        out_i = np.empty(positions.shape, dtype=np.int64)
+        out_d[order] = distances
+        out_i[order] = self.order[positions]
+        return Neighbours(out_d, out_i)
+
+    def count_within(self, queries: np.ndarray, radii: np.ndarray) -> np.ndarray:
+        order = _locality_order(queries)
+        counts = self.tree.query_ball_point(queries[order], radii[order], return_length=True, workers=-1)
+        out = np.empty(len(order), dtype=np.int64)
+        out[order] = counts
+        return out
+
+
+def _locality_order(points: np.ndarray) -> np.ndarray:
+    if len(points) < 2:
+        return np.arange(len(points))
+    return cKDTree(points, **_TREE_OPTIONS).indices
+
+
+def self_neighbours(coords, k: int) -> Neighbours:
+    """The ``k`` nearest *other* points of every point.
+
+    A point is never its own neighbour, even when exact duplicates (distance 0) come first in the
+    search: ``k + 1`` points are searched and the point itself is removed wherever it appears
+    (the farthest one is dropped when it does not appear).
+
+    Examples
+    --------
+    >>> found = self_neighbours([[0.0], [0.0], [2.0], [5.0]], k=2)
+    >>> found.indices[:2].tolist()
+    [[1, 2], [0, 2]]
+    """
+    points = _points(coords, "coords")
+    n = len(points)
+    if not 1 <= k < n:
+        raise ParameterError(f"k must be between 1 and the number of points minus one ({n - 1}), got {k}")
+    tree = _LocalTree(points)
+    found = tree.query(points, k + 1, order=tree.order)
+    is_self = found.indices == np.arange(n)[:, None]
+    is_self[~is_self.any(axis=1), k] = True
+    keep = ~is_self
+    return Neighbours(found.distances[keep].reshape(n, k), found.indices[keep].reshape(n, k))
+
+
+def cross_neighbours(reference, queries, k: int) -> Neighbours:
+    """The ``k`` nearest points of ``reference`` for every row of ``queries``.
+
+    Examples
+    --------
+    >>> cross_neighbours([[0.0, 0.0], [3.0, 4.0]], [[0.0, 1.0]], k=2).distances.tolist()
+    [[1.0, 4.242640687119285]]
+    """
+    reference = _points(reference, "reference coordinates")
+    queries = _points(queries, "query coordinates")
+    if reference.shape[1] != queries.shape[1]:
+        raise ParameterError(f"reference and queries have {reference.shape[1]} and {queries.shape[1]} coordinates")
+    if not 1 <= k <= len(reference):
+        raise ParameterError(f"k must be between 1 and the number of reference points ({len(reference)}), got {k}")
+    if len(queries) == 0:
+        return Neighbours(np.zeros((0, k)), np.zeros((0, k), dtype=np.int64))
+    return _LocalTree(reference).query(queries, k)
+
+
+def count_strictly_closer(reference, queries, distances) -> np.ndarray:
+    """For each query, the number of reference points strictly closer to it than ``distances[i]``.
+
+    Distances equal up to a relative 1e-9 count as ties, not as closer.
+
+    Examples
+    --------
+    >>> count_strictly_closer([[0.0], [1.0], [2.0]], [[0.0]], [2.0]).tolist()
+    [2]
+    """
+    reference = _points(reference, "reference coordinates")
+    queries = _points(queries, "query coordinates")
+    distances = np.asarray(distances, dtype=np.float64)
+    counts = np.zeros(len(queries), dtype=np.int64)
+    positive = distances > 0
+    if positive.any():
+        radii = distances[positive] * (1 - _RELATIVE_TIE)
+        counts[positive] = _LocalTree(reference).count_within(queries[positive], radii)
+    return counts

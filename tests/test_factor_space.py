@@ -1,0 +1,238 @@
+"""The factor space: FAMD/PCA/MCA coordinates, frozen statistics, no rows kept, sparse high-cardinality path."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import prince
+import pytest
+from sklearn.decomposition import PCA
+from sklearn.preprocessing import StandardScaler
+
+import relanon.factor_space as factor_space
+from relanon.errors import DataError, ParameterError
+from relanon.factor_space import FactorSpace, column_types, numeric_values, restore_numeric
+from relanon.schema import Column
+
+MIXED = {"height": "continuous", "age": "integer", "blood": "categorical", "smoker": "boolean"}
+
+
+def people(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 90, n)
+    return pd.DataFrame({
+        "height": 150 + 0.2 * age + rng.normal(0, 8, n),
+        "age": age,
+        "blood": rng.choice(["A", "B", "AB", "O"], n, p=[0.4, 0.1, 0.05, 0.45]),
+        "smoker": rng.random(n) < 0.2 + age / 300,
+    })
+
+
+def same_up_to_sign(a, b, atol=1e-9):
+    signs = np.sign(np.sum(a * b, axis=0))
+    return np.allclose(a, b * signs, atol=atol)
+
+
+def test_coordinates_equal_prince_famd_up_to_sign():
+    frame = people()
+    space = FactorSpace(MIXED, n_components=5).fit(frame)
+    ours = space.transform(frame)
+    reference = prince.FAMD(n_components=5, engine="scipy", categorical_columns=["blood", "smoker"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference.fit(frame.astype({"age": float}))
+        theirs = reference.row_coordinates(frame.astype({"age": float})).to_numpy()
+    assert np.allclose(space.eigenvalues_, reference.eigenvalues_, rtol=1e-10)
+    assert same_up_to_sign(ours, theirs)
+
+
+def test_all_continuous_is_a_standardized_pca():
+    frame = people()[["height", "age"]].assign(weight=lambda f: f.height * 0.4 + np.arange(len(f)) % 7)
+    space = FactorSpace({"height": "continuous", "age": "integer", "weight": "continuous"}).fit(frame)
+    pca = PCA().fit(StandardScaler().fit_transform(frame))
+    assert space.n_components_ == 3
+    assert np.allclose(space.explained_inertia_, pca.explained_variance_ratio_)
+    assert same_up_to_sign(space.transform(frame), pca.transform(StandardScaler().fit_transform(frame)))
+
+
+def test_all_categorical_is_an_mca_scaled_by_the_square_root_of_the_number_of_columns():
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({c: rng.choice(list(levels), 300) for c, levels in (("a", "xyz"), ("b", "pq"), ("c", "uvwt"))})
+    space = FactorSpace(dict.fromkeys(frame, "categorical"), n_components=4).fit(frame)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mca = prince.MCA(n_components=4, engine="scipy").fit(frame)
+        theirs = mca.row_coordinates(frame).to_numpy()
+    assert space.n_dims_ == 2 + 1 + 3
+    assert np.allclose(space.eigenvalues_, 3 * np.asarray(mca.eigenvalues_))
+    assert same_up_to_sign(space.transform(frame), np.sqrt(3) * theirs)
+
+
+def test_a_row_projected_alone_gets_its_batch_coordinates():
+    frame = people()
+    space = FactorSpace(MIXED).fit(frame)
+    batch = space.transform(frame)
+    for i in (0, 17, 399):
+        assert np.allclose(space.transform(frame.iloc[[i]]), batch[i], rtol=0, atol=1e-12)
+
+
+def test_signs_are_fixed_whatever_the_row_order():
+    frame = people()
+    shuffled = frame.sample(frac=1.0, random_state=3)
+    a = FactorSpace(MIXED).fit(frame).transform(frame)
+    b = FactorSpace(MIXED).fit(shuffled).transform(frame)
+    assert np.allclose(a, b, atol=1e-9)
+    largest = np.abs(FactorSpace(MIXED).fit(frame).components_).argmax(axis=1)
+    assert (FactorSpace(MIXED).fit(frame).components_[np.arange(5), largest] > 0).all()
+
+
+def test_the_fitted_space_keeps_aggregates_not_rows():
+    small = FactorSpace(MIXED).fit(people(n=500, seed=1))
+    large = FactorSpace(MIXED).fit(people(n=50_000, seed=1))
+    assert len(pickle.dumps(large)) < 1.2 * len(pickle.dumps(small))
+    for value in vars(large).values():
+        assert np.size(value) < 1000
+
+
+def test_inverse_transform_with_every_axis_gives_back_the_rows_and_dtypes():
+    rng = np.random.default_rng(2)
+    n = 300
+    frame = pd.DataFrame({
+        "x": np.where(rng.random(n) < 0.1, np.nan, rng.normal(size=n)),
+        "count": pd.array(np.where(rng.random(n) < 0.1, None, rng.integers(0, 9, n)), dtype="Int64"),
+        "when": pd.Series(pd.date_range("2021-03-01", periods=n, freq="37h", tz="Europe/Paris")),
+        "city": pd.Series(np.where(rng.random(n) < 0.1, None, rng.choice(["Lyon", "Nice", "Brest"], n)), dtype="str"),
+        "flag": rng.random(n) < 0.5,
+    })
+    types = {"x": "continuous", "count": "integer", "when": "datetime", "city": "categorical", "flag": "boolean"}
+    space = FactorSpace(types, n_components=10**6).fit(frame)
+    assert space.n_components_ == space.n_dims_
+    back = space.inverse_transform(space.transform(frame))
+    pd.testing.assert_frame_equal(back, frame[list(space.columns_)], check_exact=False, rtol=1e-6)
+
+
+def test_transform_accepts_missing_and_unseen_values():
+    frame = people()
+    space = FactorSpace(MIXED).fit(frame)
+    row = frame.iloc[[0]].copy()
+    unseen, missing = row.assign(blood="Z"), row.assign(blood=None)
+    assert np.allclose(space.transform(unseen), space.transform(missing))
+    assert not np.allclose(space.transform(unseen), space.transform(row))
+    median = float(np.median(frame["height"]))
+    assert np.allclose(space.transform(row.assign(height=np.nan)), space.transform(row.assign(height=median)))
+
+
+def test_a_missing_numeric_value_at_fit_gets_an_indicator_and_the_median():
+    frame = people()
+    frame.loc[::10, "height"] = np.nan
+    space = FactorSpace(MIXED).fit(frame)
+    stats = space.statistics_["height"]
+    assert stats.missing_share == pytest.approx(0.1)
+    assert stats.fill == pytest.approx(np.nanmedian(frame["height"]))
+    assert "is_missing(height)=True" in space.feature_names_
+
+
+def test_a_weight_multiplies_the_column_share_of_inertia():
+    frame = people()
+    plain = FactorSpace(MIXED).fit(frame)
+    heavy_numeric = FactorSpace(MIXED, weights={"height": 4.0}).fit(frame)
+    heavy_categorical = FactorSpace([Column("height", "continuous"), Column("age", "integer"),
+                                     Column("blood", "categorical", 2.0), Column("smoker", "boolean")]).fit(frame)
+    assert heavy_numeric.total_inertia_ == pytest.approx(plain.total_inertia_ + 3.0)
+    blood_inertia = 4 - 1  # a categorical with m modalities has inertia m - 1
+    assert heavy_categorical.total_inertia_ == pytest.approx(plain.total_inertia_ + blood_inertia)
+    assert abs(heavy_numeric.components_[0, 0]) > abs(plain.components_[0, 0])
+
+
+def test_default_and_capped_number_of_axes():
+    frame = people()
+    assert FactorSpace(MIXED).fit(frame).n_components_ == 5  # dims: 2 + 3 + 1 = 6
+    assert FactorSpace(MIXED, n_components=50).fit(frame).n_components_ == 6
+    two = FactorSpace({"height": "continuous", "age": "integer"}).fit(frame)
+    assert two.n_components_ == 2
+
+
+def test_constant_all_missing_and_single_level_columns_carry_no_inertia():
+    frame = people().assign(constant=7.5, empty=np.nan, one="only")
+    types = {**MIXED, "constant": "continuous", "empty": "continuous", "one": "categorical"}
+    space = FactorSpace(types, n_components=50).fit(frame)
+    base = FactorSpace(MIXED, n_components=50).fit(frame)
+    assert space.n_dims_ == base.n_dims_
+    assert np.allclose(space.eigenvalues_, base.eigenvalues_)
+    assert np.isfinite(space.transform(frame)).all()
+
+
+def test_the_high_cardinality_path_matches_the_dense_decomposition(monkeypatch):
+    rng = np.random.default_rng(4)
+    n, levels = 5000, 400
+    shares = 1 / np.arange(1, levels + 1)
+    age = rng.integers(0, 100, n)
+    frame = pd.DataFrame({
+        "city": np.array([f"city_{i:04d}" for i in range(levels)])[rng.choice(levels, n, p=shares / shares.sum())],
+        "age": age,
+        "income": rng.lognormal(10, 1, n) * (1 + age / 50),
+        "sex": rng.choice(["F", "M"], n),
+    })
+    types = {"city": "categorical", "age": "integer", "income": "continuous", "sex": "categorical"}
+    dense = FactorSpace(types, n_components=3).fit(frame)
+    monkeypatch.setattr(factor_space, "DENSE_LIMIT", 100)  # force the sparse (Lanczos) path
+    sparse = FactorSpace(types, n_components=3, random_state=0).fit(frame)
+    again = FactorSpace(types, n_components=3, random_state=0).fit(frame)
+    assert len(sparse.feature_names_) > factor_space.DENSE_LIMIT
+    assert np.array_equal(sparse.components_, again.components_)
+    assert np.allclose(sparse.eigenvalues_, dense.eigenvalues_, rtol=1e-9)
+    assert np.allclose(sparse.transform(frame), dense.transform(frame), atol=1e-6)
+
+
+def test_datetimes_are_seconds_since_the_epoch_in_utc():
+    naive = pd.Series(pd.to_datetime(["1970-01-02", None]))
+    aware = pd.Series(pd.to_datetime(["1970-01-02 01:00"]).tz_localize("Europe/Paris"))
+    assert np.array_equal(numeric_values(naive, "datetime"), [86400.0, np.nan], equal_nan=True)
+    assert numeric_values(aware, "datetime").tolist() == [86400.0]
+
+
+def test_dates_stay_dates_when_restored():
+    dates = pd.Series(pd.to_datetime(["2020-01-01", "2020-03-05"]), name="d")
+    stats = factor_space.numeric_statistics(dates, "datetime", 1.0, table="t")
+    restored = restore_numeric(np.array([numeric_values(dates, "datetime").mean()]), np.array([False]), stats)
+    assert restored.dtype == dates.dtype
+    assert restored.iloc[0] == pd.Timestamp("2020-02-02")
+
+
+@pytest.mark.parametrize(
+    ("frame", "types", "error", "words"),
+    [
+        (pd.DataFrame({"a": [1.0, 2.0]}), {"a": "continuous", "b": "integer"}, DataError, ["t.b", "absent"]),
+        (pd.DataFrame({"a": [1.0, np.inf, 3.0]}), {"a": "continuous"}, DataError, ["t.a", "infinite", "inf"]),
+        (pd.DataFrame({"a": ["1", "abc", "3"]}), {"a": "continuous"}, DataError, ["t.a", "not numbers", "'abc'"]),
+        (pd.DataFrame({"a": ["2020-01-01"]}), {"a": "datetime"}, DataError, ["t.a", "to_datetime"]),
+        (pd.DataFrame({"a": [1.0]}), {"a": "text"}, ParameterError, ["'text'", "categorical"]),
+    ],
+)
+def test_bad_input_is_explained(frame, types, error, words):
+    with pytest.raises(error) as caught:
+        FactorSpace(types, name="t").fit(frame)
+    for word in words:
+        assert word in str(caught.value)
+
+
+def test_bad_parameters_are_explained():
+    frame = people()
+    with pytest.raises(ParameterError, match="positive integer"):
+        FactorSpace(MIXED, n_components=0).fit(frame)
+    with pytest.raises(ParameterError, match="weight of column 'age'"):
+        FactorSpace(MIXED, weights={"age": -1}).fit(frame)
+    with pytest.raises(ParameterError, match="not a released column"):
+        column_types(MIXED, {"nope": 2})
+    with pytest.raises(ParameterError, match="not fitted"):
+        FactorSpace(MIXED).transform(frame)
+
+
+def test_fitting_never_modifies_the_frame():
+    frame = people()
+    frame.loc[::7, "height"] = np.nan
+    before = frame.copy(deep=True)
+    space = FactorSpace(MIXED).fit(frame)
+    space.transform(frame)
+    pd.testing.assert_frame_equal(frame, before)

@@ -1,0 +1,214 @@
+"""Privacy and signal metrics: hand-computed cases, the identity release, sampling, errors."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from relanon.avatar import avatarize
+from relanon.errors import ParameterError
+from relanon.metrics import (
+    Metric,
+    closer_avatar_counts,
+    closest_distances_ratio,
+    correlation_difference_ratio,
+    distance_to_closest,
+    hellinger_distance,
+    hidden_rate,
+    inference,
+    local_cloaking,
+    metrics_frame,
+    privacy,
+    row_direct_match_protection,
+    signal,
+)
+
+# Four originals and four avatars on a line. Avatar a is the avatar of original PAIRING[a]:
+# a0=0.4 <- o1, a1=5.0 <- o3, a2=9.0 <- o0, a3=1.8 <- o2.
+ORIGINALS = np.array([[0.0], [1.0], [2.0], [10.0]])
+AVATARS = np.array([[0.4], [5.0], [9.0], [1.8]])
+PAIRING = np.array([1, 3, 0, 2])
+
+
+def test_strictly_closer_avatars_by_hand():
+    # o0 at 0: own avatar 9.0 away; a0 (0.4), a3 (1.8), a1 (5.0) are closer -> 3
+    # o1 at 1: own avatar 0.6 away; a3 is 0.8 away -> 0
+    # o2 at 2: own avatar 0.2 away -> 0
+    # o3 at 10: own avatar 5.0 away; a2 is 1.0 away -> 1
+    assert closer_avatar_counts(ORIGINALS, AVATARS, PAIRING).tolist() == [3, 0, 0, 1]
+
+
+def test_hidden_rate_and_local_cloaking_by_hand():
+    assert hidden_rate(ORIGINALS, AVATARS, PAIRING).value == 50.0  # o0 and o3 are hidden
+    assert local_cloaking(ORIGINALS, AVATARS, PAIRING).value == 0.5  # median of 0, 0, 1, 3
+    assert hidden_rate(ORIGINALS, AVATARS, PAIRING, rows=[0, 3]).value == 100.0
+
+
+def test_distance_to_closest_and_closest_distances_ratio_by_hand():
+    # nearest originals: a0 -> 0 (0.4), then 1 (0.6); a1 -> 2 (3), then 1 (4);
+    #                    a2 -> 10 (1), then 2 (7); a3 -> 2 (0.2), then 1 (0.8)
+    assert distance_to_closest(ORIGINALS, AVATARS).value == pytest.approx((0.4 + 1.0) / 2)
+    ratios = sorted([0.4 / 0.6, 3 / 4, 1 / 7, 0.2 / 0.8])
+    assert closest_distances_ratio(ORIGINALS, AVATARS).value == pytest.approx((ratios[1] + ratios[2]) / 2)
+
+
+def test_an_avatar_between_two_identical_originals_has_ratio_one():
+    assert closest_distances_ratio([[0.0], [0.0]], [[0.0]]).value == 1.0
+
+
+def test_row_direct_match_protection_by_hand():
+    original = pd.DataFrame({"n": [1.0, 2.0, np.nan, 4.0], "g": ["a", "b", "c", "d"]})
+    released = pd.DataFrame({"n": [2.0, np.nan, 4.0, 5.0], "g": ["b", "c", "x", "d"]})
+    metric = row_direct_match_protection(original, released)
+    assert metric.value == 50.0  # (2, b) and (missing, c) are released verbatim
+    assert metric.breakdown["records_found"] == 2
+
+
+def test_inference_by_hand():
+    original = pd.DataFrame({"age": [20, 40, 60], "smoker": ["no", "yes", "no"], "bmi": [20.0, 30.0, 40.0]})
+    released = pd.DataFrame({"age": [21, 41, 59], "smoker": ["no", "no", "no"], "bmi": [22.0, 30.0, np.nan]})
+    types = {"age": "integer", "smoker": "categorical", "bmi": "continuous"}
+    found = {m.name: m for m in inference(original, released, types, known=["age"], sensitive=["smoker", "bmi"])}
+    # each original's closest avatar on age is the one at the same position
+    assert found["inference_categorical"].value == pytest.approx(100 / 3)  # "yes" guessed "no"
+    smape = (200 * 2 / 42 + 0 + 200) / 3  # 20 vs 22; 30 vs 30; 40 vs missing
+    assert found["inference_continuous"].value == pytest.approx(smape)
+    assert found["inference_continuous"].breakdown["per_column"] == {"bmi": pytest.approx(smape)}
+
+
+def test_hellinger_of_categoricals_by_hand():
+    p = {"a": 0.5, "b": 0.5}
+    q = {"a": 0.75, "c": 0.25}
+    expected = math.sqrt(1 - math.sqrt(p["a"] * q["a"]))
+    value = hellinger_distance(pd.Series(["a", "b", "a", "b"]), pd.Series(["a", "a", "a", "c"]), "categorical")
+    assert value == pytest.approx(expected)
+    with_missing = hellinger_distance(pd.Series(["a", None]), pd.Series([None, None]), "categorical")
+    assert with_missing == pytest.approx(math.sqrt(1 - math.sqrt(0.5 * 1.0)))
+
+
+def test_hellinger_of_continuous_values_on_bins_of_the_original_by_hand():
+    original = pd.Series(np.arange(8.0))  # Sturges: 4 bins of width 1.75, a quarter each
+    released = pd.Series([0.5, 1.5, 3.0, 3.0, 100.0, -5.0, np.nan, np.nan])
+    # released shares: bin0 3/8 (0.5, 1.5, -5 clipped), bin1 2/8, bin2 0, bin3 1/8 (100 clipped), missing 2/8
+    bc = math.sqrt(0.25 * 3 / 8) + math.sqrt(0.25 * 2 / 8) + math.sqrt(0.25 * 1 / 8)
+    assert hellinger_distance(original, released, "continuous") == pytest.approx(math.sqrt(1 - bc))
+
+
+def test_hellinger_of_few_integers_uses_one_bin_per_value():
+    # 1, 2, 3 span 3 values <= Sturges' 3 bins: shares (1/2, 1/4, 1/4) against (1/4, 3/4, 0)
+    bc = math.sqrt(0.5 * 0.25) + math.sqrt(0.25 * 0.75)
+    value = hellinger_distance(pd.Series([1, 1, 2, 3]), pd.Series([1, 2, 2, 2]), "integer")
+    assert value == pytest.approx(math.sqrt(1 - bc))
+
+
+def test_correlation_difference_ratio_by_hand():
+    original = pd.DataFrame({"x": [1.0, 2, 3, 4], "y": [1.0, 2, 3, 4], "z": [1.0, 0, 0, 1]})
+    released = pd.DataFrame({"x": [1.0, 2, 3, 4], "y": [4.0, 3, 2, 1], "z": [1.0, 0, 0, 1]})
+    types = {"x": "continuous", "y": "continuous", "z": "continuous"}
+    # r(x, y): 1 -> -1; r(x, z) = r(y, z) = 0 in both: mean |difference| = 2 / 3
+    metric = correlation_difference_ratio(original, released, types)
+    assert metric.value == pytest.approx(200 / 3)
+    assert metric.breakdown["pairs"]["x ~ y"] == pytest.approx(2.0)
+    assert not metric.passed
+
+
+def test_the_identity_release_is_not_private_and_keeps_every_signal():
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({
+        "x": rng.normal(size=300),
+        "y": rng.normal(size=300),
+        "g": rng.choice(["a", "b", "c"], 300),
+        "n": rng.integers(0, 50, 300),
+    })
+    types = {"x": "continuous", "y": "continuous", "g": "categorical", "n": "integer"}
+    found = {m.name: m.value for m in privacy(table, table, types, pairing=np.arange(300))}
+    assert found["hidden_rate"] == 0
+    assert found["local_cloaking"] == 0
+    assert found["distance_to_closest"] == 0
+    assert found["row_direct_match_protection"] == 0
+    kept = {m.name: m.value for m in signal(table, table.sample(frac=1.0, random_state=1), types)}
+    assert kept == {"hellinger_mean": 0, "hellinger_std": 0, "correlation_difference_ratio": pytest.approx(0, abs=1e-12)}
+
+
+def test_avatars_are_more_private_with_more_neighbours_and_keep_the_signal():
+    rng = np.random.default_rng(1)
+    n = 2000
+    age = rng.integers(18, 90, n)
+    table = pd.DataFrame({
+        "age": age,
+        "bmi": np.where(rng.random(n) < 0.1, np.nan, 18 + age / 8 + rng.normal(0, 3, n)),
+        "sex": rng.choice(["F", "M"], n),
+        "smoker": rng.random(n) < 0.25,
+    })
+    types = {"age": "integer", "bmi": "continuous", "sex": "categorical", "smoker": "boolean"}
+    hidden = {}
+    for k in (5, 20):
+        avatars, pairing = avatarize(table, types, k=k, random_state=0)
+        found = {m.name: m for m in privacy(table, avatars, types, pairing=pairing, known=["age", "sex"],
+                                            sensitive=["bmi", "smoker"])}
+        kept = {m.name: m for m in signal(table, avatars, types)}
+        hidden[k] = found["hidden_rate"].value
+        assert found["row_direct_match_protection"].passed and found["inference_categorical"].passed
+        assert kept["hellinger_mean"].passed and kept["correlation_difference_ratio"].passed
+    assert 50 < hidden[5] < hidden[20]  # few columns: avatars stay close; more neighbours hide better
+
+
+def test_large_tables_are_measured_on_a_seeded_sample():
+    rng = np.random.default_rng(2)
+    table = pd.DataFrame({"x": rng.normal(size=400), "g": rng.choice(["a", "b"], 400)})
+    types = {"x": "continuous", "g": "categorical"}
+    avatars, pairing = avatarize(table, types, k=5, random_state=0)
+    first = privacy(table, avatars, types, pairing=pairing, sample_size=50, random_state=7)
+    again = privacy(table, avatars, types, pairing=pairing, sample_size=50, random_state=7)
+    assert [m.value for m in first] == [m.value for m in again]
+    by_name = {m.name: m for m in first}
+    assert by_name["hidden_rate"].breakdown["records"] == 50
+    assert by_name["distance_to_closest"].breakdown["avatars"] == 50
+    assert by_name["row_direct_match_protection"].breakdown["records"] == 400
+
+
+def test_metrics_needing_the_pairing_are_left_out_without_it():
+    table = pd.DataFrame({"x": np.arange(10.0)})
+    names = [m.name for m in privacy(table, table, {"x": "continuous"})]
+    assert names == ["distance_to_closest", "closest_distances_ratio", "row_direct_match_protection"]
+
+
+def test_a_bad_pairing_is_explained():
+    with pytest.raises(ParameterError, match="permutation"):
+        hidden_rate(ORIGINALS, AVATARS, [0, 0, 1, 2])
+    with pytest.raises(ParameterError, match="one original position per avatar"):
+        hidden_rate(ORIGINALS, AVATARS, [0, 1, 2])
+
+
+def test_bad_inference_roles_are_explained():
+    table = pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "y"]})
+    types = {"a": "continuous", "b": "categorical"}
+    with pytest.raises(ParameterError, match="both known and sensitive"):
+        inference(table, table, types, known=["a"], sensitive=["a"])
+    with pytest.raises(ParameterError, match="unknown: c"):
+        inference(table, table, types, known=["a"], sensitive=["c"])
+
+
+def test_signal_leaves_out_correlations_without_two_numeric_columns():
+    table = pd.DataFrame({"x": [1.0, 2.0, 3.0], "g": ["a", "b", "a"]})
+    names = [m.name for m in signal(table, table, {"x": "continuous", "g": "categorical"})]
+    assert names == ["hellinger_mean", "hellinger_std"]
+
+
+@pytest.mark.parametrize(
+    ("value", "target", "direction", "passed"),
+    [(95.0, 90.0, "higher", True), (90.0, 90.0, "higher", False), (0.05, 0.1, "lower", True),
+     (0.2, 0.1, "lower", False), (float("nan"), 0.1, "lower", False), (0.3, None, "lower", None)],
+)
+def test_a_metric_passes_strictly_on_the_good_side_of_its_target(value, target, direction, passed):
+    assert Metric("m", value, target, direction, "d").passed is passed
+
+
+def test_metrics_read_as_a_table_and_plain_data():
+    metric = Metric("hidden_rate", 95.0, 90.0, "higher", "Share hidden.", {"records": 10})
+    assert metric.to_dict()["passed"] is True and metric.to_dict()["breakdown"] == {"records": 10}
+    frame = metrics_frame([metric])
+    assert frame.loc["hidden_rate", "value"] == 95.0 and bool(frame.loc["hidden_rate", "passed"])
+    with pytest.raises(ValueError, match="direction"):
+        Metric("m", 1.0, 1.0, "up", "d")
