@@ -1,8 +1,27 @@
-"""relanon: anonymize multi-table relational databases and audit their release."""
+"""relanon: anonymize multi-table relational databases and audit their release.
+
+The names a user needs::
+
+    schema = relanon.load_schema("schema.yaml")
+    database = relanon.read_database("data/", schema)
+    result = relanon.anonymize(schema, database, random_state=7)
+    evaluation = relanon.evaluate(schema, database, result.tables, result)
+    relanon.write_release(result, "released/")
+    report = relanon.audit_database(schema, result.tables, k=5)
+"""
 
 from importlib.metadata import PackageNotFoundError, version
 
+from relanon import datasets, metrics
+from relanon.audit import audit_database, k_anonymity, l_diversity, reidentification_risk
+from relanon.avatar import avatarize
+from relanon.deassociate import anatomize, bucketize
 from relanon.errors import DataError, ParameterError, RelanonError, SchemaError
+from relanon.factor_space import FactorSpace
+from relanon.io import read_database, write_database
+from relanon.metrics.scenarios import evaluate
+from relanon.pipeline import anonymize
+from relanon.release import write_release
 from relanon.schema import Schema, dump_schema, load_schema
 
 try:
@@ -12,11 +31,26 @@ except PackageNotFoundError:  # running from a source tree that is not installed
 
 __all__ = [
     "DataError",
+    "FactorSpace",
     "ParameterError",
     "RelanonError",
     "Schema",
     "SchemaError",
     "__version__",
+    "anatomize",
+    "anonymize",
+    "audit_database",
+    "avatarize",
+    "bucketize",
+    "datasets",
     "dump_schema",
+    "evaluate",
+    "k_anonymity",
+    "l_diversity",
     "load_schema",
+    "metrics",
+    "read_database",
+    "reidentification_risk",
+    "write_database",
+    "write_release",
 ]

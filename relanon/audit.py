@@ -776,6 +776,9 @@ class ViewAudit:
         ``None`` only for an anatomized table without quasi-identifiers (l-diversity alone).
     l_diversity : dict of str to LDiversity
         Per sensitive column; for an anatomized release, computed per group of ``<table>_sensitive``.
+    gating : bool
+        Whether the view counts for :attr:`AuditReport.passed`: views of individual tables do; a
+        table whose rows are not people (``individual: false``) is audited for information only.
     """
 
     name: str
@@ -787,6 +790,7 @@ class ViewAudit:
     k_anonymity: KAnonymity | None
     risk: ReidentificationRisk | None
     l_diversity: Mapping[str, LDiversity] = field(default_factory=dict)
+    gating: bool = True
 
 
 @dataclass(frozen=True, eq=False)
@@ -810,13 +814,19 @@ class AuditReport:
 
     @property
     def failures(self) -> dict[str, list[str]]:
-        """View name -> why it fails, for the failing views only."""
+        """View name -> why it fails, for the failing views that gate the release."""
+        return {name: reasons for name, reasons in self._misses().items() if self._gating(name)}
+
+    def _misses(self) -> dict[str, list[str]]:
         out = {}
         for view in self.views:
             reasons = _view_failures(view, self.l is not None, self.max_risk)
             if reasons:
                 out[view.name] = reasons
         return out
+
+    def _gating(self, name: str) -> bool:
+        return next(view.gating for view in self.views if view.name == name)
 
     @property
     def passed(self) -> bool:
@@ -825,11 +835,11 @@ class AuditReport:
 
     def to_dict(self, max_classes: int = SHOWN_CLASSES) -> dict:
         """The report as plain JSON-ready data (at most ``max_classes`` violating classes per check)."""
-        failures = self.failures
+        misses = self._misses()
         return {
             "thresholds": {"k": self.k, "l": self.l, "max_risk": self.max_risk},
-            "passed": not failures,
-            "views": [_view_dict(view, failures.get(view.name, []), max_classes) for view in self.views],
+            "passed": self.passed,
+            "views": [_view_dict(view, misses.get(view.name, []), max_classes) for view in self.views],
         }
 
     def to_text(self, max_classes: int = 5) -> str:
@@ -998,7 +1008,7 @@ def _table_audits(schema, database, table, k: int, l: int) -> list[ViewAudit]:  
             return []
         diversity = _anatomy_diversity(table, frame, database, l)
         name = _view_name(STANDALONE, table.name, None, None)
-        return [ViewAudit(name, table.name, STANDALONE, None, None, (), None, None, diversity)]
+        return [ViewAudit(name, table.name, STANDALONE, None, None, (), None, None, diversity, table.individual)]
     views = [_View(_view_name(STANDALONE, table.name, None, None), table.name, STANDALONE, None, None, frame, table.quasi_identifiers)]
     if table.individual:
         views += _enriched_views(schema, database, table)
@@ -1028,6 +1038,7 @@ def _table_audits(schema, database, table, k: int, l: int) -> list[ViewAudit]:  
                 k_anonymity=_k_anonymity(view.frame, names, classes, k),
                 risk=_risk(names, classes),
                 l_diversity=diversity,
+                gating=table.individual,
             )
         )
     return audits
@@ -1163,6 +1174,7 @@ def _view_dict(view: ViewAudit, failures: list[str], max_classes: int) -> dict:
         "related": view.related,
         "via": view.via,
         "quasi_identifiers": list(view.quasi_identifiers),
+        "gating": view.gating,
         "passed": not failures,
         "failures": failures,
     }
@@ -1205,7 +1217,7 @@ def _view_dict(view: ViewAudit, failures: list[str], max_classes: int) -> dict:
 
 
 def _report_text(report: AuditReport, max_classes: int) -> str:
-    failures = report.failures
+    failures = report._misses()
     rules = [f"k={report.k}"]
     rules.append(f"l={report.l} (frequency-based)" if report.l is not None else "l not required")
     rules.append(f"max risk={report.max_risk:.2%}" if report.max_risk is not None else "max risk not required")
@@ -1227,7 +1239,7 @@ def _report_text(report: AuditReport, max_classes: int) -> str:
                 f"{risk.average_risk:.2%}" if risk else "-",
                 f"{risk.unique_share:.2%}" if risk else "-",
                 " ".join(ls) if ls else "-",
-                "FAILED" if view.name in failures else "passed",
+                ("FAILED" if view.gating else "info") if view.name in failures else "passed",
             )
         )
     widths = [max([len(header[i])] + [len(r[i]) for r in rows if len(r) > 1]) for i in range(len(header))]
@@ -1240,10 +1252,12 @@ def _report_text(report: AuditReport, max_classes: int) -> str:
             lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))))
     lines.append("")
     lines.append("l: per sensitive column, the largest l for which no value covers more than 1/l of a class")
+    if any(not view.gating for view in report.views):
+        lines.append("info: the table is not individual (its rows are not people): shown, not required")
     for view in report.views:
         if view.name not in failures:
             continue
-        lines += ["", f"{view.name} FAILED:"]
+        lines += ["", f"{view.name} {'FAILED' if view.gating else 'misses the thresholds (information only)'}:"]
         lines += [f"  - {reason}" for reason in failures[view.name]]
         shown = []
         if view.k_anonymity is not None and not view.k_anonymity.satisfies:
@@ -1254,7 +1268,7 @@ def _report_text(report: AuditReport, max_classes: int) -> str:
             more = f", first {max_classes}" if total > max_classes else ""
             lines.append(f"  {title} ({total}{more}):")
             lines += ["    " + line for line in frame.head(max_classes).to_string(index=False).splitlines()]
-    n_fail = len(failures)
+    n_fail = sum(1 for name in failures if report._gating(name))
     verdict = "PASSED" if not n_fail else f"FAILED ({n_fail} of {len(report.views)} views fail)"
     lines += ["", f"Result: {verdict}"]
     return "\n".join(lines)

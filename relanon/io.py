@@ -34,6 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from relanon.atomic import atomic_directory, atomic_file, refuse_overwriting_input, write_text_atomically
+from relanon.deassociate import companion_name
 from relanon.errors import DataError, ParameterError, Problem, StorageError
 from relanon.schema import Schema
 from relanon.validation import MISSING_MARKERS, closest_name, coerce_database
@@ -51,6 +52,8 @@ FORMATS = ("csv", "parquet", "sqlite", "sql")
 _SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _FOLDER_SUFFIX = {"csv": ".csv", "parquet": ".parquet"}
+FILES_TABLE = "relanon_files"  # notes stored with a database in SQL (folders hold them as files)
+RELEASE_FILES = ("schema.yaml", "release.json", "WARNING-SENSITIVE-CHOICES.txt")  # notes relanon writes
 _SEPARATORS = (",", ";", "\t", "|")
 _TEXT_STORAGE = ("csv", "sqlite", "sql")
 _STR_DTYPES = {pa.string(): pd.StringDtype("pyarrow", na_value=np.nan)}
@@ -177,6 +180,9 @@ def read_database(location, schema: Schema, *, format=None) -> dict[str, pd.Data
                 raw[table.name] = store.read(table.source_name, typed=True)
             else:
                 problems.append(_missing_table_problem(table.name, table.source_name, store, found))
+            companion = f"{table.source_name}_sensitive"
+            if table.anonymize.method == "anatomize" and companion in found:
+                raw[companion_name(table)] = store.read(companion, typed=True)  # an anatomized release
         text = store.format in _TEXT_STORAGE
     coerced, data_problems = coerce_database(schema, raw, from_text=text, report_missing=False)
     problems += data_problems
@@ -185,7 +191,8 @@ def read_database(location, schema: Schema, *, format=None) -> dict[str, pd.Data
     return coerced
 
 
-def write_database(database, location, schema: Schema | None = None, *, format=None, inputs=()) -> Path | str:
+def write_database(database, location, schema: Schema | None = None, *, format=None, inputs=(),
+                   files=None) -> Path | str:
     """Write every table of ``database`` to ``location``, atomically.
 
     Parameters
@@ -202,6 +209,10 @@ def write_database(database, location, schema: Schema | None = None, *, format=N
         the format of an existing folder, else ``"csv"``.
     inputs : iterable of paths
         Locations the data came from: writing over or inside them is refused.
+    files : mapping of str to str, optional
+        Text files that belong with the database (release notes, its schema), written in the same
+        atomic step: inside the folder for CSV and Parquet, as rows of a ``relanon_files`` table
+        (``name``, ``content``) in a SQL database.
 
     Returns
     -------
@@ -228,6 +239,11 @@ def write_database(database, location, schema: Schema | None = None, *, format=N
     fmt = _output_format(location, format)
     inputs = [inputs] if isinstance(inputs, str | Path) else [i for i in inputs if i is not None]
     tables = _named_for_output(database, schema)
+    files = dict(files or {})
+    if files and fmt in ("sqlite", "sql"):
+        if FILES_TABLE in tables:
+            raise StorageError(f"a table is named {FILES_TABLE!r}, which relanon uses for its notes; rename it")
+        tables[FILES_TABLE] = pd.DataFrame({"name": list(files), "content": list(files.values())})
     if fmt == "sql":
         if any(str(i) == str(location) for i in inputs):
             raise StorageError(f"refusing to write to {_shown(location)}: it is the input; choose another database")
@@ -237,7 +253,7 @@ def write_database(database, location, schema: Schema | None = None, *, format=N
     if fmt == "sqlite":
         _write_sqlite(tables, path)
     else:
-        _write_folder(tables, path, fmt)
+        _write_folder(tables, path, fmt, files)
     return path
 
 
@@ -314,7 +330,7 @@ class _SqliteFile(_Store):
         rows = self.connection.execute(
             "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
         )
-        return sorted(row[0] for row in rows)
+        return sorted(row[0] for row in rows if row[0] != FILES_TABLE)
 
     def read(self, name: str, *, typed: bool) -> pd.DataFrame:
         try:
@@ -344,7 +360,8 @@ class _SqlUrl(_Store):
 
     def names(self) -> list[str]:
         inspector = self.sqlalchemy.inspect(self.connection)
-        return sorted([*inspector.get_table_names(), *inspector.get_view_names()])
+        names = [*inspector.get_table_names(), *inspector.get_view_names()]
+        return sorted(name for name in names if name != FILES_TABLE)
 
     def read(self, name: str, *, typed: bool) -> pd.DataFrame:
         try:
@@ -468,10 +485,15 @@ def _named_for_output(database, schema: Schema | None) -> dict[str, pd.DataFrame
     return tables
 
 
-def _write_folder(tables: dict[str, pd.DataFrame], path: Path, fmt: str) -> None:
+def _write_folder(tables: dict[str, pd.DataFrame], path: Path, fmt: str, files: dict[str, str]) -> None:
     suffix = _FOLDER_SUFFIX[fmt]
-    _refuse_replacing_foreign_folder(path, suffix)
+    clashes = sorted(set(files) & {f"{name}{suffix}" for name in tables})
+    if clashes or any(Path(name).name != name or name.startswith(".") for name in files):
+        raise StorageError(f"cannot write the notes {sorted(files)} beside the tables; rename them")
+    _refuse_replacing_foreign_folder(path, suffix, set(files))
     with atomic_directory(path) as tmp:
+        for name, text in files.items():
+            (tmp / name).write_text(text, encoding="utf-8")
         for name, frame in tables.items():
             target = tmp / f"{name}{suffix}"
             try:
@@ -483,11 +505,14 @@ def _write_folder(tables: dict[str, pd.DataFrame], path: Path, fmt: str) -> None
                 raise StorageError(f"cannot write table {name!r} as {fmt.upper()}: {_reason(exc)}") from exc
 
 
-def _refuse_replacing_foreign_folder(path: Path, suffix: str) -> None:
+def _refuse_replacing_foreign_folder(path: Path, suffix: str, notes=frozenset()) -> None:
     """An existing output folder is replaced whole: only when it holds nothing but database files."""
     if not path.is_dir():
         return
-    others = sorted(p.name for p in path.iterdir() if not (p.is_file() and p.suffix.lower() == suffix))
+    known = set(notes) | set(RELEASE_FILES)
+    others = sorted(
+        p.name for p in path.iterdir() if not (p.is_file() and (p.suffix.lower() == suffix or p.name in known))
+    )
     if others:
         shown = ", ".join(repr(n) for n in others[:5]) + (f", ... ({len(others) - 5} more)" if len(others) > 5 else "")
         raise StorageError(

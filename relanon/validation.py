@@ -47,6 +47,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from relanon.deassociate import companion_name, companion_table, looks_released, released_table
 from relanon.errors import DataError, ParameterError, Problem
 from relanon.graph import connected_groups, topological_order
 from relanon.schema import Schema, Table
@@ -231,6 +232,8 @@ def coerce_database(
         parent_kinds = {
             fk.column: key_kinds[fk.references] for fk in table.foreign_keys if fk.references in key_kinds
         }
+        if looks_released(table, frame):
+            table = released_table(table)  # a de-associated release: its own shape
         coerced[name], found = coerce_table(table, frame, parent_kinds, from_text=from_text)
         problems += found
         if table.primary_key in coerced[name]:
@@ -238,9 +241,15 @@ def coerce_database(
     for name, frame in coerced.items():
         problems += _primary_key_problems(schema[name], frame)
         problems += _orphan_problems(schema, schema[name], frame, coerced)
+    companions = {}
+    for table in schema:
+        name = companion_name(table)
+        if table.anonymize.method == "anatomize" and name in database and name not in schema.tables:
+            companions[name], found = coerce_table(companion_table(table), database[name], from_text=from_text)
+            problems += found
     order = {name: i for i, name in enumerate(schema.tables)}
     problems.sort(key=lambda p: order.get(p.table, -1))
-    return {name: coerced[name] for name in schema.tables if name in coerced}, problems
+    return {**{name: coerced[name] for name in schema.tables if name in coerced}, **companions}, problems
 
 
 def database_problems(schema: Schema, database, *, from_text: bool = False) -> list[Problem]:
@@ -321,8 +330,9 @@ def unconnected_tables(schema: Schema) -> list[str]:
 
 
 def _column_problems(table: Table, frame: pd.DataFrame) -> list[Problem]:
-    expected = table.all_columns
     present = list(frame.columns)
+    # a drop column is never released: it may be absent (an anonymized database has none)
+    expected = [c for c in table.all_columns if c in present or c not in _dropped(table)]
     problems = []
     for name, count in pd.Series(present, dtype=object).value_counts(sort=False).items():
         if count > 1:
@@ -353,6 +363,10 @@ def _column_problems(table: Table, frame: pd.DataFrame) -> list[Problem]:
             )
         )
     return problems
+
+
+def _dropped(table: Table) -> set[str]:
+    return {c.name for c in table.columns if not c.released}
 
 
 def _column_role(table: Table, name: str) -> str:

@@ -536,7 +536,7 @@ def test_report_to_dict_is_json_ready_and_to_text_is_readable():
     assert {"sex": "M", "visits.count": 0, "visits.mode(reason)": None, "visits.median(cost)": None, ".n": 1} in enriched["k_anonymity"]["violating_classes"]
     text = report.to_text()
     assert "TO_TOP_ENRICHED(patients, visits)" in text and "FAILED" in text
-    assert text.rstrip().endswith("Result: FAILED (5 of 5 views fail)")
+    assert text.rstrip().endswith("Result: FAILED (3 of 5 views fail)")  # 2 views of a non-individual table: info
 
 
 def test_missing_tables_and_columns_are_all_reported():
@@ -683,3 +683,18 @@ def test_an_anatomized_table_without_its_sensitive_table_is_explained():
     people = pd.DataFrame({"id": [1, 2], "group_id": [1, 1], "sex": ["F", "M"]})
     with pytest.raises(DataError, match="'people_sensitive': include that table"):
         audit_database(anatomized_schema(), {"people": people}, k=1)
+
+
+def test_a_table_that_is_not_individual_is_audited_for_information_only():
+    schema = load_schema({"relanon": 1, "tables": {
+        "sites": {"primary_key": "id", "columns": {"region": "categorical"}, "quasi_identifiers": ["region"]},
+        "people": {"primary_key": "id", "individual": True, "columns": {"sex": "categorical"},
+                   "quasi_identifiers": ["sex"]},
+    }})
+    db = {"sites": pd.DataFrame({"id": [1, 2], "region": ["north", "south"]}),
+          "people": pd.DataFrame({"id": range(4), "sex": ["F", "F", "M", "M"]})}
+    report = audit_database(schema, db, k=2)
+    assert report.passed and report.failures == {}
+    assert "info" in report.to_text() and "Result: PASSED" in report.to_text()
+    sites = next(v for v in report.to_dict()["views"] if v["table"] == "sites")
+    assert sites["gating"] is False and sites["passed"] is False

@@ -1,0 +1,414 @@
+"""Multi-table evaluation: privacy and signal per table and across links, and the summary matrices.
+
+Scenarios (seed 004), each computed on the original database and on the anonymized one, every side
+with its own links (see :mod:`relanon.views`):
+
+- privacy, for every individual table T: ``STANDALONE(T)``, ``TO_TOP_ENRICHED(T, C)`` for each child
+  C, ``TO_BOTTOM_PROPAGATED(T, P)`` for each parent P;
+- signal, for every table: ``STANDALONE`` (Hellinger, correlation difference ratio),
+  ``TO_TOP_ENRICHED`` for parents (Hellinger of the enriched table), ``TO_BOTTOM_PROPAGATED`` for
+  children (correlation difference ratio of the table plus its parent's columns);
+- relations, for every link: the children-per-parent distribution (1 - Kolmogorov-Smirnov statistic,
+  mean and max side by side) and referential integrity.
+
+The hidden rate and the local cloaking need the private pairing of anonymized and original rows,
+which only the run that produced the release holds (:class:`relanon.pipeline.AnonymizationResult`);
+without it the other metrics are computed and the evaluation says which are missing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from relanon.graph import all_links
+from relanon.metrics.base import HIGHER, LOWER, TARGETS, Metric
+from relanon.metrics.privacy import DEFAULT_SAMPLE_SIZE, privacy
+from relanon.metrics.signal import correlation_difference_ratio, hellinger_distances, signal
+from relanon.progress import as_progress
+from relanon.schema import Schema
+from relanon.views import STANDALONE, TO_BOTTOM_PROPAGATED, TO_TOP_ENRICHED, View, views
+
+PRIVACY_HEADLINES = ("hidden_rate", "distance_to_closest")  # the second when the pairing is unknown
+PAIRING_METRICS = ("hidden_rate", "local_cloaking")
+TARGETS = {**TARGETS, "children_per_parent": 0.9, "referential_integrity": 99.999}
+
+
+@dataclass
+class Evaluation:
+    """Every metric of a release, per table and scenario, and the summary matrices.
+
+    Attributes
+    ----------
+    details : DataFrame
+        One row per (kind, table, scenario, reference) with one column per metric.
+    metrics : list of (kind, View name, Metric)
+        The metric objects behind ``details`` (targets, directions, descriptions, breakdowns).
+    relations : DataFrame
+        One row per link: children-per-parent distribution and referential integrity.
+    privacy_matrix, privacy_passed : DataFrame
+        Rows: individual tables; columns: all tables. The cell holds the hidden rate (%) of the
+        scenario pairing the two tables (diagonal: STANDALONE); ``privacy_passed`` tells whether
+        every privacy metric of that scenario meets its target.
+    signal_matrix, signal_passed : DataFrame
+        Rows and columns: tables. Diagonal: Hellinger mean of the table; (parent, child):
+        Hellinger mean of TO_TOP_ENRICHED(parent, child); (child, parent): correlation difference
+        ratio of TO_BOTTOM_PROPAGATED(child, parent).
+    targets : dict
+        Metric name -> target.
+    notes : list of str
+        What could not be computed and why.
+    links : list
+        How each link was matched (when the run's result was given).
+    sensitive_choices : list of str
+        Choices of the run that weaken privacy.
+    """
+
+    details: pd.DataFrame
+    metrics: list
+    relations: pd.DataFrame
+    privacy_matrix: pd.DataFrame
+    privacy_passed: pd.DataFrame
+    signal_matrix: pd.DataFrame
+    signal_passed: pd.DataFrame
+    targets: dict
+    notes: list[str] = field(default_factory=list)
+    links: list = field(default_factory=list)
+    sensitive_choices: list[str] = field(default_factory=list)
+    descriptions: dict = field(default_factory=dict)
+    schema: Schema | None = field(default=None, repr=False)
+    original: dict | None = field(default=None, repr=False)  # in memory only, for the report's pictures
+    anonymized: dict | None = field(default=None, repr=False)
+
+    @property
+    def passed(self) -> bool:
+        """True when every metric with a target meets it."""
+        return all(m.passed is not False for _, _, m in self.metrics) and bool(
+            self.relations.get("passed", pd.Series(dtype=bool)).all()
+        )
+
+    @property
+    def privacy_headline(self) -> str:
+        """The metric in the privacy matrix: the hidden rate, or the DCR when the pairing is unknown."""
+        return self.privacy_matrix.attrs.get("headline", PRIVACY_HEADLINES[0])
+
+    def privacy_matrix_text(self) -> str:
+        """The privacy summary matrix as text, failing cells marked with ``!``."""
+        title = "hidden rate %" if self.privacy_headline == "hidden_rate" else "distance to closest"
+        return _matrix_text(
+            f"privacy ({title}; ! = a privacy metric of the scenario misses its target)",
+            self.privacy_matrix, self.privacy_passed, "{:.1f}" if self.privacy_headline == "hidden_rate" else "{:.3f}",
+        )
+
+    def signal_matrix_text(self) -> str:
+        return _matrix_text(
+            "signal (diagonal and parent->child: Hellinger mean; child->parent: correlation difference %)",
+            self.signal_matrix, self.signal_passed, "{:.3g}",
+        )
+
+    def to_dict(self) -> dict:
+        """Plain, JSON-ready data."""
+        return _clean({
+            "targets": self.targets,
+            "notes": self.notes,
+            "sensitive_choices": self.sensitive_choices,
+            "links": [_link_dict(link) for link in self.links],
+            "privacy_matrix": _matrix_dict(self.privacy_matrix),
+            "privacy_passed": _matrix_dict(self.privacy_passed),
+            "signal_matrix": _matrix_dict(self.signal_matrix),
+            "signal_passed": _matrix_dict(self.signal_passed),
+            "metrics": [
+                {"kind": kind, "view": view, **metric.to_dict()} for kind, view, metric in self.metrics
+            ],
+            "relations": self.relations.to_dict("records"),
+        })
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, default=str) + "\n"
+
+
+def evaluate(schema: Schema, original, anonymized, result=None, *, sample_size: int | None = None,
+             random_state=0, progress=True) -> Evaluation:
+    """Measure privacy and signal of an anonymized database, per table and across links.
+
+    Parameters
+    ----------
+    schema : Schema
+        The schema shared by both databases.
+    original, anonymized : dict of DataFrame
+        The databases, typed as :func:`relanon.io.read_database` returns them.
+    result : AnonymizationResult, optional
+        The run that produced ``anonymized``; it holds the private pairing that the hidden rate and
+        local cloaking need, and the link methods used.
+    sample_size : int, optional
+        Rows sampled (seeded) per table for the distance metrics (default 10,000); every row is used
+        in smaller tables.
+    random_state : int or Generator
+        Seed of the samples.
+    progress : bool or Progress
+        Print a line per table (``False`` to stay quiet).
+
+    Examples
+    --------
+    >>> from relanon import anonymize, datasets
+    >>> schema, db = datasets.hospital(scale=0.02, seed=1)
+    >>> result = anonymize(schema, db, random_state=0, progress=False)
+    >>> evaluation = evaluate(schema, db, result.tables, result, progress=False)
+    >>> list(evaluation.privacy_matrix.index) == [t.name for t in schema if t.individual]
+    True
+    """
+    report = as_progress(progress)
+    if result is not None:
+        original = result.original
+    sample_size = DEFAULT_SAMPLE_SIZE if sample_size is None else sample_size
+    rng = np.random.default_rng(random_state)
+    records, notes = [], []
+    for table in schema:
+        if len(original[table.name]) == 0:
+            continue
+        with report.step(f"evaluate {table.name}"):
+            pairing = _pairing(result, table.name, len(original[table.name]), len(anonymized[table.name]))
+            original_views = {v.name: v for v in views(schema, original, table.name)}
+            released_views = {v.name: v for v in views(schema, anonymized, table.name)}
+            for name, view in original_views.items():
+                released = released_views[name]
+                if table.individual:
+                    records += [
+                        ("privacy", view, m)
+                        for m in _privacy(view, released, pairing, table, sample_size, rng)
+                    ]
+                records += [("signal", view, m) for m in _signal(view, released)]
+    if result is None and any(t.individual for t in schema):
+        notes.append(
+            "hidden rate and local cloaking need the private pairing of anonymized and original rows, "
+            "held only by the run that made the release (relanon anonymize): they are not computed here"
+        )
+    relations = _relations(schema, original, anonymized, result)
+    details = _details(records)
+    privacy_matrix, privacy_passed = _privacy_matrix(schema, records)
+    signal_matrix, signal_passed = _signal_matrix(schema, records)
+    descriptions = {m.name: m.description for _, _, m in records}
+    return Evaluation(
+        details=details,
+        metrics=[(kind, view.name, metric) for kind, view, metric in records],
+        relations=relations,
+        privacy_matrix=privacy_matrix,
+        privacy_passed=privacy_passed,
+        signal_matrix=signal_matrix,
+        signal_passed=signal_passed,
+        targets=dict(TARGETS),
+        notes=notes,
+        links=list(result.links) if result is not None else [],
+        sensitive_choices=list(result.sensitive_choices) if result is not None else [],
+        descriptions={**descriptions, **RELATION_DESCRIPTIONS},
+        schema=schema,
+        original=original,
+        anonymized=anonymized,
+    )
+
+
+# --------------------------------------------------------------------------- per view
+
+
+def _pairing(result, table: str, n_original: int, n_released: int):
+    """Original position of each released row, when the run's result is known and rows correspond."""
+    if result is None or table not in result.releases:
+        return None
+    positions = np.asarray(result.releases[table].original_position)
+    if n_original != n_released or len(positions) != n_released or (positions < 0).any():
+        return None
+    return positions
+
+
+def _privacy(view: View, released: View, pairing, table, sample_size, rng) -> list[Metric]:
+    if len(view.frame) < 2 or len(released.frame) < 1 or not view.types:
+        return []
+    known, sensitive = _inference_roles(view, table)
+    return privacy(
+        view.frame, released.frame, view.types, pairing=pairing, ncp=table.anonymize.ncp,
+        sample_size=sample_size, random_state=rng, known=known, sensitive=sensitive, name=view.name,
+    )
+
+
+def _inference_roles(view: View, table):
+    """The inference attack of the standalone view: quasi-identifiers known, sensitive columns guessed."""
+    if view.scenario != STANDALONE:
+        return None, None
+    known = [c for c in table.quasi_identifiers if c in view.types]
+    sensitive = [c for c in table.sensitive if c in view.types and c not in known]
+    return (known, sensitive) if known and sensitive else (None, None)
+
+
+def _signal(view: View, released: View) -> list[Metric]:
+    if len(released.frame) == 0 or not view.types:
+        return []
+    if view.scenario == STANDALONE:
+        return signal(view.frame, released.frame, view.types)
+    if view.scenario == TO_TOP_ENRICHED:
+        per_column = hellinger_distances(view.frame, released.frame, view.types)
+        values = np.array(list(per_column.values()))
+        return [Metric(
+            "hellinger_mean", float(values.mean()), TARGETS["hellinger_mean"], LOWER,
+            "Mean Hellinger distance over the columns of the table enriched with its children's "
+            "aggregates (count, means, most frequent values).",
+            {"per_column": per_column},
+        )]
+    metric = correlation_difference_ratio(view.frame, released.frame, view.types)
+    return [] if math.isnan(metric.value) else [metric]
+
+
+# --------------------------------------------------------------------------- relations
+
+RELATION_DESCRIPTIONS = {
+    "children_per_parent": "1 - Kolmogorov-Smirnov statistic between the original and anonymized numbers "
+    "of children per parent row (1 = same distribution).",
+    "referential_integrity": "Share of anonymized foreign-key values that point to an existing parent key.",
+}
+
+
+def _relations(schema: Schema, original, anonymized, result) -> pd.DataFrame:
+    methods = {(r.child, r.column): r.method for r in result.links} if result is not None else {}
+    rows = []
+    for link in all_links(schema):
+        parent_key = schema[link.parent].primary_key
+        o_counts = _children_per_parent(original, link, parent_key)
+        a_counts = _children_per_parent(anonymized, link, parent_key)
+        fk = anonymized[link.child][link.column]
+        present = fk.dropna()
+        integrity = 100.0 * present.isin(anonymized[link.parent][parent_key]).mean() if len(present) else 100.0
+        similarity = 1.0 - stats.ks_2samp(o_counts, a_counts).statistic if len(o_counts) and len(a_counts) else float("nan")
+        rows.append({
+            "parent": link.parent,
+            "child": link.child,
+            "column": link.column,
+            "method": methods.get((link.child, link.column), link.method),
+            "children_per_parent": similarity,
+            "mean_children_original": float(o_counts.mean()) if len(o_counts) else float("nan"),
+            "mean_children_anonymized": float(a_counts.mean()) if len(a_counts) else float("nan"),
+            "max_children_original": int(o_counts.max()) if len(o_counts) else 0,
+            "max_children_anonymized": int(a_counts.max()) if len(a_counts) else 0,
+            "share_without_parent_original": float(original[link.child][link.column].isna().mean()) if len(fk) else 0.0,
+            "share_without_parent_anonymized": float(fk.isna().mean()) if len(fk) else 0.0,
+            "referential_integrity": float(integrity),
+        })
+    frame = pd.DataFrame(rows)
+    if len(frame):
+        frame["passed"] = (frame["referential_integrity"] >= 100.0) & (
+            frame["children_per_parent"].isna() | (frame["children_per_parent"] > TARGETS["children_per_parent"])
+        )
+    return frame
+
+
+def _children_per_parent(database, link, parent_key: str) -> np.ndarray:
+    keys = database[link.parent][parent_key]
+    counts = database[link.child][link.column].value_counts()
+    return counts.reindex(keys.to_numpy(), fill_value=0).to_numpy()
+
+
+def children_per_parent(database, schema: Schema, link) -> np.ndarray:
+    """Number of children of every parent row across ``link`` (0 for parents without children)."""
+    return _children_per_parent(database, link, schema[link.parent].primary_key)
+
+
+# --------------------------------------------------------------------------- assembling
+
+
+def _details(records) -> pd.DataFrame:
+    rows: dict[tuple, dict] = {}
+    for kind, view, metric in records:
+        key = (kind, view.table, view.scenario, view.reference, view.name)
+        rows.setdefault(key, {})[metric.name] = metric.value
+    index = pd.MultiIndex.from_tuples(list(rows), names=["kind", "table", "scenario", "reference", "view"])
+    return pd.DataFrame(list(rows.values()), index=index)
+
+
+def _privacy_matrix(schema: Schema, records):
+    individuals = [t.name for t in schema if t.individual]
+    tables = list(schema.tables)
+    values = pd.DataFrame(np.nan, index=pd.Index(individuals, name="individual table"), columns=tables)
+    passed = pd.DataFrame(pd.NA, index=values.index, columns=tables, dtype="boolean")
+    by_view: dict[str, list[Metric]] = {}
+    views_of: dict[str, View] = {}
+    for kind, view, metric in records:
+        if kind == "privacy":
+            by_view.setdefault(view.name, []).append(metric)
+            views_of[view.name] = view
+    measured = {m.name for metrics in by_view.values() for m in metrics}
+    chosen = next((h for h in PRIVACY_HEADLINES if h in measured), PRIVACY_HEADLINES[0])
+    values.attrs["headline"] = chosen
+    for name, metrics in by_view.items():
+        view = views_of[name]
+        headline = next((m.value for m in metrics if m.name == chosen), np.nan)
+        ok = all(m.passed is not False for m in metrics)
+        cell = (view.table, view.reference)
+        previous = values.loc[cell]
+        # two links between the same tables: the cell shows the worse of the two
+        if pd.isna(previous) or (not pd.isna(headline) and headline < previous):
+            values.loc[cell] = headline
+        passed.loc[cell] = ok if pd.isna(passed.loc[cell]) else bool(passed.loc[cell]) and ok
+    return values, passed
+
+
+def _signal_matrix(schema: Schema, records):
+    tables = list(schema.tables)
+    values = pd.DataFrame(np.nan, index=pd.Index(tables, name="table"), columns=tables)
+    passed = pd.DataFrame(pd.NA, index=values.index, columns=tables, dtype="boolean")
+    headline = {STANDALONE: "hellinger_mean", TO_TOP_ENRICHED: "hellinger_mean",
+                TO_BOTTOM_PROPAGATED: "correlation_difference_ratio"}
+    for kind, view, metric in records:
+        if kind != "signal" or metric.name != headline[view.scenario]:
+            continue
+        cell = (view.table, view.reference)
+        worse = pd.isna(values.loc[cell]) or metric.value > values.loc[cell]
+        if worse:
+            values.loc[cell] = metric.value
+        ok = metric.passed is not False
+        passed.loc[cell] = ok if pd.isna(passed.loc[cell]) else bool(passed.loc[cell]) and ok
+    return values, passed
+
+
+def _matrix_text(title: str, values: pd.DataFrame, passed: pd.DataFrame, fmt: str) -> str:
+    width = max([len(str(c)) for c in values.columns] + [8]) + 2
+    label = max([len(str(i)) for i in values.index] + [5]) + 2
+    lines = [title, " " * label + "".join(f"{c:>{width}}" for c in values.columns)]
+    for row in values.index:
+        cells = []
+        for column in values.columns:
+            value = values.loc[row, column]
+            if pd.isna(value):
+                cells.append(f"{'.':>{width}}")
+            else:
+                mark = "!" if passed.loc[row, column] is False else " "
+                cells.append(f"{fmt.format(value) + mark:>{width}}")
+        lines.append(f"{row:<{label}}" + "".join(cells))
+    return "\n".join(lines)
+
+
+def _matrix_dict(frame: pd.DataFrame) -> dict:
+    return {
+        str(row): {str(c): (None if pd.isna(v) else (bool(v) if isinstance(v, bool | np.bool_) else v))
+                   for c, v in frame.loc[row].items()}
+        for row in frame.index
+    }
+
+
+def _link_dict(link) -> dict:
+    return {name: getattr(link, name) for name in ("parent", "child", "column", "method", "n_children", "n_linked")}
+
+
+def _clean(value):
+    """JSON-safe values: NaN -> None, numpy scalars -> Python."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value

@@ -1,0 +1,499 @@
+"""The multi-table run: tables are processed top-down, parents before children.
+
+For each table, in the order of :func:`relanon.graph.topological_order`:
+
+1. *Enrichment*: the table's own released columns, plus each parent's released columns broadcast
+   through the foreign key (prefixed ``<fk column>::``), plus, for each child link that uses
+   ``linear_sum``, the number of children of each row (``count::<child>::<fk column>``), plus, for a
+   foreign key holding missing values, whether the row has a parent (``<fk column>::present``).
+2. *Avatarization* of the enriched table with the table's own ``k`` and ``ncp``.
+3. *Matching* of each parent link, in a factor space fitted on the parent's original columns, where
+   the released parents and the avatar children's broadcast part are placed.
+4. The broadcast, count and presence columns are dropped; each row gets a new primary key and its
+   foreign keys the new keys of the matched parents.
+
+Tables with ``anonymize: {method: keep}`` are released unchanged (keys included); their foreign keys
+to anonymized parents are re-linked by their link method, since the parents' keys changed.
+"""
+
+from __future__ import annotations
+
+import uuid
+import warnings
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from relanon.deassociate import anatomize, bucketize, companion_name
+from relanon.errors import DataError, Problem
+from relanon.graph import Link, child_links, parent_links, topological_order
+from relanon.progress import as_progress
+from relanon.schema import Schema, Table
+from relanon.validation import check_database
+
+MIN_AVATAR_ROWS = 3  # the avatar method needs k >= 2 other records
+
+
+class SensitiveChoiceWarning(UserWarning):
+    """A link keeps information that weakens privacy (``original_order`` matching)."""
+
+
+@dataclass(frozen=True)
+class LinkReport:
+    """How one foreign key was re-created in the release."""
+
+    parent: str
+    child: str
+    column: str
+    method: str
+    n_children: int
+    n_linked: int
+    seconds: float
+
+    @property
+    def sensitive(self) -> bool:
+        return self.method == "original_order"
+
+
+@dataclass
+class TableRelease:
+    """One released table, with what only the metrics may see (kept in memory, never written).
+
+    ``original_position[r]`` is the position, in the checked original table, of the record that
+    released row ``r`` comes from (its avatar's original for the avatar method; -1 for none).
+    """
+
+    name: str
+    method: str
+    frame: pd.DataFrame
+    original_position: np.ndarray
+    enriched_original: pd.DataFrame | None = None
+    enriched_avatars: pd.DataFrame | None = None
+    k: int | None = None
+    ncp: int | None = None
+    companion: pd.DataFrame | None = None  # the sensitive table of an anatomized table
+
+
+@dataclass
+class AnonymizationResult:
+    """The released database, and, in memory only, what the evaluation needs.
+
+    Attributes
+    ----------
+    tables : dict of DataFrame
+        The anonymized database, keyed by table name: what is written and released.
+    schema : Schema
+        The schema of the released database.
+    links : list of LinkReport
+        How each foreign key was re-created.
+    sensitive_choices : list of str
+        Choices that weaken privacy (``original_order`` links), to be stated in every output.
+    original : dict of DataFrame
+        The checked original database (private).
+    releases : dict of TableRelease
+        Per table, the avatar <-> original pairing and the enriched tables (private).
+    """
+
+    tables: dict[str, pd.DataFrame]
+    schema: Schema
+    links: list[LinkReport]
+    sensitive_choices: list[str]
+    original: dict[str, pd.DataFrame] = field(repr=False)
+    releases: dict[str, TableRelease] = field(repr=False)
+    timings: dict[str, float] = field(default_factory=dict, repr=False)
+
+    def __repr__(self) -> str:
+        sizes = ", ".join(f"{name}: {len(frame)} rows" for name, frame in self.tables.items())
+        return f"AnonymizationResult({sizes})"
+
+
+def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> AnonymizationResult:
+    """Anonymize a whole database, table by table from the top of the schema graph down.
+
+    Parameters
+    ----------
+    schema : Schema
+        The database's schema (see :func:`relanon.load_schema`).
+    database : dict of DataFrame
+        The tables keyed by schema name. They are checked against the schema and never modified.
+    random_state : int, numpy Generator or None
+        Seed of the run; ``None`` uses the schema's ``seed`` (fresh randomness when it has none).
+    progress : bool or Progress
+        Print a line per table and link (``False`` to stay quiet).
+
+    Returns
+    -------
+    AnonymizationResult
+
+    Examples
+    --------
+    >>> from relanon import datasets
+    >>> schema, db = datasets.hospital(scale=0.02, seed=1)
+    >>> result = anonymize(schema, db, random_state=3, progress=False)
+    >>> sorted(result.tables) == sorted(db)
+    True
+    """
+    report = as_progress(progress)
+    original = check_database(schema, database)
+    problems = _size_problems(schema, original)
+    if problems:
+        raise DataError("some tables cannot be anonymized as declared", problems)
+    seeds = _table_seeds(schema, schema.seed if random_state is None else random_state)
+    releases: dict[str, TableRelease] = {}
+    link_reports: list[LinkReport] = []
+    order = topological_order(schema)
+    for position, name in enumerate(order, start=1):
+        table = schema[name]
+        report.say(f"[{position}/{len(order)}] {name} ({len(original[name]):,} rows, {table.anonymize.method})")
+        rng_avatar, rng_keys, rng_links = (np.random.default_rng(s) for s in seeds[name].spawn(3))
+        releases[name] = _release_table(schema, table, original, releases, rng_avatar, rng_keys, report)
+        for link in parent_links(schema, name):
+            with report.step(f"link {name}.{link.column} -> {link.parent} ({link.method})") as step:
+                linked = _relink(schema, link, original, releases, rng_links)
+                step.detail = f"{int(linked.notna().sum()):,} of {len(linked):,} rows linked"
+            releases[name].frame[link.column] = linked
+            link_reports.append(
+                LinkReport(link.parent, name, link.column, link.method, len(linked), int(linked.notna().sum()),
+                           report.timings[step.label])
+            )
+    sensitive = [
+        f"{r.child}.{r.column} -> {r.parent} used original_order: each anonymized {r.child} row keeps "
+        f"the {r.parent} of its original record, which weakens privacy"
+        for r in link_reports
+        if r.sensitive
+    ]
+    for message in sensitive:
+        warnings.warn(message, SensitiveChoiceWarning, stacklevel=2)
+    tables = {name: releases[name].frame for name in schema.tables}
+    for name, release in releases.items():
+        if release.companion is not None:
+            tables[companion_name(schema[name])] = release.companion
+    return AnonymizationResult(
+        tables=tables,
+        schema=schema,
+        links=link_reports,
+        sensitive_choices=sensitive,
+        original=original,
+        releases=releases,
+        timings=dict(report.timings),
+    )
+
+
+# --------------------------------------------------------------------------- preparation
+
+
+def _size_problems(schema: Schema, original: dict) -> list[Problem]:
+    problems = []
+    for table in schema:
+        n = len(original[table.name])
+        if table.anonymize.method == "avatar" and 0 < n < MIN_AVATAR_ROWS:
+            problems.append(
+                Problem(
+                    f"the table has {n} row{'s' if n > 1 else ''}; the avatar method needs at least "
+                    f"{MIN_AVATAR_ROWS} (each avatar mixes k >= 2 other records). If the table holds no "
+                    "personal data, declare anonymize: {method: keep}",
+                    table.name,
+                )
+            )
+    return problems
+
+
+def _table_seeds(schema: Schema, random_state) -> dict[str, np.random.SeedSequence]:
+    """One independent seed sequence per table, derived from its name, not from processing order."""
+    if isinstance(random_state, np.random.Generator):
+        entropy = int(random_state.integers(0, 2**63))
+    elif isinstance(random_state, np.random.SeedSequence):
+        entropy = random_state.entropy
+    else:
+        entropy = np.random.SeedSequence(random_state).entropy
+    return {
+        name: np.random.SeedSequence(entropy, spawn_key=(zlib.crc32(name.encode("utf-8")),))
+        for name in schema.tables
+    }
+
+
+def resolved_k(table: Table, n_rows: int) -> int:
+    """The table's k, lowered to ``n_rows - 1`` (with a warning) when the table is smaller than k + 1."""
+    k = table.anonymize.k_or_default
+    if k >= n_rows >= MIN_AVATAR_ROWS:
+        warnings.warn(
+            f"table {table.name!r} has {n_rows} rows, fewer than k + 1 = {k + 1}: k lowered to {n_rows - 1}",
+            stacklevel=3,
+        )
+        return n_rows - 1
+    return k
+
+
+def broadcast_name(fk_column: str, column: str) -> str:
+    return f"{fk_column}::{column}"
+
+
+def presence_name(fk_column: str) -> str:
+    return f"{fk_column}::present"
+
+
+def count_name(link: Link) -> str:
+    return f"count::{link.child}::{link.column}"
+
+
+def enrich(schema: Schema, name: str, original: dict, released: dict | None = None):
+    """The table enriched for avatarization: own columns, parents' columns, children counts.
+
+    Returns ``(frame, types, weights)``; ``released`` (table name -> released column names) limits
+    the broadcast to what each parent releases (an anatomized parent keeps its sensitive column out).
+    """
+    table = schema[name]
+    frame = original[name]
+    parts = {c.name: frame[c.name] for c in table.released_columns}
+    types = {c.name: c.type for c in table.released_columns}
+    weights = {c.name: c.weight for c in table.released_columns}
+    for link in parent_links(schema, name):
+        parent = schema[link.parent]
+        parent_frame = original[link.parent].set_index(parent.primary_key)
+        keys = frame[link.column]
+        allowed = released[link.parent] if released is not None else None
+        for column in parent.released_columns:
+            if allowed is not None and column.name not in allowed:
+                continue
+            target = broadcast_name(link.column, column.name)
+            parts[target] = parent_frame[column.name].reindex(keys.to_numpy()).set_axis(frame.index)
+            types[target], weights[target] = column.type, column.weight
+        if keys.isna().any():
+            target = presence_name(link.column)
+            parts[target] = keys.notna().to_numpy()
+            types[target], weights[target] = "boolean", 1.0
+    for link in child_links(schema, name):
+        if link.method != "linear_sum":
+            continue
+        counts = original[link.child][link.column].value_counts()
+        target = count_name(link)
+        parts[target] = counts.reindex(frame[table.primary_key].to_numpy(), fill_value=0).to_numpy().astype("int64")
+        types[target], weights[target] = "integer", 1.0
+    enriched = pd.DataFrame(parts, index=frame.index).reset_index(drop=True)
+    return enriched, types, weights
+
+
+# --------------------------------------------------------------------------- one table
+
+
+def _release_table(schema, table: Table, original, releases, rng_avatar, rng_keys, report) -> TableRelease:
+    method = table.anonymize.method
+    if method == "keep":
+        frame = original[table.name]
+        columns = [c for c in frame.columns if c in set(table.output_columns)]
+        return TableRelease(table.name, method, frame[columns].copy(), np.arange(len(frame)))
+    if method == "avatar":
+        released = {name: set(release.frame.columns) for name, release in releases.items()}
+        return _avatar_release(schema, table, original, released, rng_avatar, rng_keys, report)
+    with report.step(f"{table.name}: {method}"):
+        return _deassociated_release(table, original[table.name], rng_avatar)
+
+
+def _deassociated_release(table: Table, frame: pd.DataFrame, rng) -> TableRelease:
+    """Anatomization or bucketization: original values and keys, links to sensitive values broken."""
+    frame = frame[[c for c in frame.columns if c in set(table.output_columns)]]
+    a = table.anonymize
+    if a.method == "bucketize":
+        released = bucketize(frame, list(table.quasi_identifiers), list(a.sensitive), k=a.k_or_default, random_state=rng)
+        return TableRelease(table.name, a.method, released, np.arange(len(frame)), k=a.k_or_default)
+    anatomy = anatomize(
+        frame, a.sensitive[0], l=a.l_or_default, key=table.primary_key, random_state=rng,
+        allow_suppression=a.allow_suppression,
+    )
+    keys = pd.Index(frame[table.primary_key].to_numpy())
+    positions = keys.get_indexer(anatomy.qi_table[table.primary_key].to_numpy())
+    return TableRelease(table.name, a.method, anatomy.qi_table.reset_index(drop=True), positions,
+                        companion=anatomy.sensitive_table.reset_index(drop=True))
+
+
+def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_keys, report) -> TableRelease:
+    from relanon.avatar import avatarize
+
+    frame = original[table.name]
+    enriched, types, weights = enrich(schema, table.name, original, released)
+    n = len(frame)
+    k = ncp = None
+    with report.step(f"{table.name}: avatarize") as step:
+        if n == 0 or not types:
+            avatars, pairing = enriched, rng_avatar.permutation(n)
+            avatars = enriched.iloc[pairing].reset_index(drop=True)
+            step.detail = "nothing to avatarize: rows only shuffled" if n else "empty table"
+        else:
+            k = resolved_k(table, n)
+            result = avatarize(
+                enriched, types, k=k, ncp=table.anonymize.ncp, weights=weights, random_state=rng_avatar,
+                name=table.name,
+            )
+            avatars, pairing = result.avatars, np.asarray(result.pairing)
+            ncp = getattr(result, "ncp", table.anonymize.ncp)
+            step.detail = f"k={k}, {len(enriched.columns)} columns"
+    avatars = avatars.reset_index(drop=True)
+    released = pd.DataFrame(index=pd.RangeIndex(n))
+    source_keys = frame[table.primary_key].to_numpy()[pairing]
+    output = set(table.output_columns)
+    for column in frame.columns:
+        if column == table.primary_key:
+            released[column] = new_keys(frame[column], source_keys, rng_keys)
+        elif column in table.foreign_key_columns:
+            released[column] = pd.Series(pd.NA, index=released.index, dtype=frame[column].dtype)
+        elif column in output:
+            released[column] = avatars[column]
+    return TableRelease(
+        table.name, "avatar", released, pairing, enriched_original=enriched, enriched_avatars=avatars, k=k, ncp=ncp
+    )
+
+
+# --------------------------------------------------------------------------- keys
+
+
+def new_keys(original: pd.Series, source_keys: np.ndarray, rng: np.random.Generator) -> pd.Series:
+    """Fresh primary keys of the same kind as ``original``, none equal to its row's source key.
+
+    Integer keys become 1..n; text keys shaped like ``P0001`` keep their prefix and width; other text
+    keys become random UUIDs drawn from ``rng``. Rows are already shuffled, so the order of the new keys
+    says nothing about the originals.
+    """
+    n = len(source_keys)
+    if pd.api.types.is_integer_dtype(original.dtype):
+        keys = np.arange(1, n + 1, dtype="int64")
+    else:
+        keys = _text_keys(original, n, rng)
+    keys = _avoid_source_keys(keys, source_keys, rng)
+    return pd.Series(keys, dtype=original.dtype if n else original.dtype)
+
+
+def _text_keys(original: pd.Series, n: int, rng: np.random.Generator) -> np.ndarray:
+    values = original.dropna().astype(str)
+    shape = values.str.extract(r"^(\D*)(\d+)$")
+    prefixes = shape[0].dropna().unique()
+    if len(values) and shape[1].notna().all() and len(prefixes) == 1:
+        width = max(int(shape[1].str.len().max()), len(str(n)))
+        return np.array([f"{prefixes[0]}{i:0{width}d}" for i in range(1, n + 1)], dtype=object)
+    return np.array([str(uuid.UUID(bytes=rng.bytes(16), version=4)) for _ in range(n)], dtype=object)
+
+
+def _avoid_source_keys(keys: np.ndarray, source_keys: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Permute keys so that no row keeps the key of the record it comes from.
+
+    Rotating the keys among the colliding rows removes every collision (keys are unique, so a row
+    never receives its own source key from another colliding row); a single collision is swapped with
+    a random other row.
+    """
+    keys = keys.copy()
+    clash = np.flatnonzero(keys == source_keys)
+    if len(clash) >= 2:
+        keys[clash] = keys[np.roll(clash, -1)]
+    elif len(clash) == 1 and len(keys) > 1:
+        other = (clash[0] + 1 + rng.integers(len(keys) - 1)) % len(keys)
+        keys[[clash[0], other]] = keys[[other, clash[0]]]
+    return keys
+
+
+# --------------------------------------------------------------------------- links
+
+
+def _relink(schema: Schema, link: Link, original: dict, releases: dict, rng) -> pd.Series:
+    """The new foreign key of every released row of ``link.child``."""
+    from relanon import linking
+
+    child, parent = releases[link.child], releases[link.parent]
+    parent_table = schema[link.parent]
+    parent_keys = parent.frame[parent_table.primary_key]
+    fk_dtype = _foreign_key_dtype(original[link.child][link.column], parent_keys)
+    result = pd.Series(pd.NA, index=child.frame.index, dtype=fk_dtype)
+    if len(child.frame) == 0:
+        return result
+    if link.method == "original_order" or (child.method != "avatar" and parent.method != "avatar"):
+        # exact links: asked for, or both sides released with their original rows and keys
+        position = _original_parent_positions(link, original, child, parent_table)
+        released_row = _released_row_of_original(parent, len(original[link.parent]))
+        target = np.where(position >= 0, released_row[np.maximum(position, 0)], -1)
+    else:
+        has_parent = _has_parent(link, original, child)
+        target = np.full(len(child.frame), -1)
+        if has_parent.any() and len(parent.frame):
+            target[has_parent] = _match(schema, link, original, child, parent, has_parent, rng, linking)
+    linked = target >= 0
+    result[linked] = parent_keys.to_numpy()[target[linked]]
+    return result.astype(fk_dtype)
+
+
+def _foreign_key_dtype(original_fk: pd.Series, parent_keys: pd.Series):
+    if pd.api.types.is_integer_dtype(parent_keys.dtype):
+        return "Int64" if str(original_fk.dtype) == "Int64" or original_fk.isna().any() else "int64"
+    return original_fk.dtype
+
+
+def _original_parent_positions(link: Link, original: dict, child: TableRelease, parent_table: Table) -> np.ndarray:
+    """For each released child row, the position of its original record's parent (-1 for none)."""
+    parent_keys = original[link.parent][parent_table.primary_key]
+    index = pd.Index(parent_keys.to_numpy())
+    fk = original[link.child][link.column].to_numpy()[child.original_position]
+    position = index.get_indexer(pd.Series(fk).to_numpy())
+    return position
+
+
+def _released_row_of_original(release: TableRelease, n_original: int) -> np.ndarray:
+    """For each original row of a table, the released row coming from it (-1 when none)."""
+    row = np.full(n_original, -1)
+    valid = release.original_position >= 0
+    row[release.original_position[valid]] = np.flatnonzero(valid)
+    return row
+
+
+def _has_parent(link: Link, original: dict, child: TableRelease) -> np.ndarray:
+    if child.enriched_avatars is not None and presence_name(link.column) in child.enriched_avatars:
+        return child.enriched_avatars[presence_name(link.column)].to_numpy(dtype=bool)
+    fk = original[link.child][link.column].to_numpy()[child.original_position]
+    return pd.notna(fk)
+
+
+def _match(schema, link: Link, original, child: TableRelease, parent: TableRelease, has_parent, rng, linking):
+    """Released parent row for each child row that has a parent, by the link's method."""
+    parent_table = schema[link.parent]
+    columns = {c.name: c.type for c in parent_table.released_columns if c.name in parent.frame.columns}
+    children = _child_side(link, original, child, parent_table, columns)[has_parent]
+    parent_coords, child_coords = _coordinates(parent_table, original[link.parent], parent.frame, children, columns)
+    n_children = int(has_parent.sum())
+    if link.method == "minimum_distance":
+        if parent_coords.shape[1] == 0:
+            return rng.integers(len(parent.frame), size=n_children)
+        return linking.match_minimum_distance(child_coords, parent_coords)
+    expected = _expected_counts(link, original, parent, parent_table)
+    counts = linking.allocate_counts(expected, n_children, random_state=rng)
+    if parent_coords.shape[1] == 0:
+        return rng.permutation(np.repeat(np.arange(len(parent.frame)), counts))
+    return linking.match_linear_sum(child_coords, parent_coords, counts, random_state=rng)
+
+
+def _child_side(link: Link, original, child: TableRelease, parent_table: Table, columns: dict) -> pd.DataFrame:
+    """The parent's columns as the released child rows see them (avatarized broadcast, or original)."""
+    if child.enriched_avatars is not None:
+        source = child.enriched_avatars
+        return pd.DataFrame({c: source[broadcast_name(link.column, c)] for c in columns}, index=source.index)
+    # a child released with its original rows: the parent's values through its original foreign key
+    parent_frame = original[link.parent].set_index(parent_table.primary_key)
+    keys = original[link.child][link.column].to_numpy()[child.original_position]
+    return pd.DataFrame({c: parent_frame[c].reindex(keys).reset_index(drop=True) for c in columns})
+
+
+def _coordinates(parent_table: Table, parent_original, parent_released, children, columns):
+    from relanon.factor_space import FactorSpace
+
+    if not columns:
+        return np.empty((len(parent_released), 0)), np.empty((len(children), 0))
+    weights = {c.name: c.weight for c in parent_table.released_columns if c.name in columns}
+    space = FactorSpace(columns, weights=weights).fit(parent_original[list(columns)])
+    return space.transform(parent_released[list(columns)]), space.transform(children[list(columns)])
+
+
+def _expected_counts(link: Link, original, parent: TableRelease, parent_table: Table) -> np.ndarray:
+    """Children expected per released parent row: avatarized for avatar parents, true otherwise."""
+    name = count_name(link)
+    if parent.enriched_avatars is not None and name in parent.enriched_avatars:
+        return parent.enriched_avatars[name].to_numpy(dtype=float)
+    counts = original[link.child][link.column].value_counts()
+    keys = parent.frame[parent_table.primary_key].to_numpy()
+    return counts.reindex(keys, fill_value=0).to_numpy(dtype=float)

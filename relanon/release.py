@@ -1,0 +1,85 @@
+"""What is published: the anonymized tables, their schema, and notes on how they were made.
+
+A release folder holds the tables, ``schema.yaml`` (so that ``relanon audit`` and ``relanon
+validate`` read it back), ``release.json`` (methods per table and link, relanon version) and, when
+the run made a choice that weakens privacy (``original_order`` links), a loud
+``WARNING-SENSITIVE-CHOICES.txt``. In a SQLite file the notes are rows of a ``relanon_files`` table.
+
+The run's seed is never written: with the seed and the table sizes, the shuffles of the run could
+be replayed, so the seed is a secret like the original data.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from relanon.deassociate import companion_name
+from relanon.io import RELEASE_FILES, write_database
+from relanon.schema import Schema, dump_schema
+
+SCHEMA_FILE, NOTES_FILE, WARNING_FILE = RELEASE_FILES
+
+
+def release_schema(result) -> Schema:
+    """The schema of the released database, without the run's seed."""
+    schema = result.schema
+    return Schema(tables=dict(schema.tables), name=schema.name, seed=None)
+
+
+def release_notes(result) -> dict:
+    """How the release was made, as plain data (no seed, no original value, no timestamp)."""
+    from relanon import __version__
+
+    tables = {}
+    for name, release in result.releases.items():
+        entry = {"method": release.method, "rows": len(release.frame)}
+        if release.k is not None:
+            entry["k"] = release.k
+        tables[name] = entry
+    return {
+        "relanon": __version__,
+        "tables": tables,
+        "links": [
+            {"child": r.child, "column": r.column, "parent": r.parent, "method": r.method,
+             "rows": r.n_children, "linked": r.n_linked}
+            for r in result.links
+        ],
+        "sensitive_choices": list(result.sensitive_choices),
+    }
+
+
+def release_files(result) -> dict[str, str]:
+    """The notes written with the tables: schema, release notes, and the warning if any."""
+    files = {
+        SCHEMA_FILE: dump_schema(release_schema(result)),
+        NOTES_FILE: json.dumps(release_notes(result), indent=2) + "\n",
+    }
+    if result.sensitive_choices:
+        files[WARNING_FILE] = (
+            "WARNING: this release was made with options that weaken privacy.\n\n"
+            + "".join(f"- {message}\n" for message in result.sensitive_choices)
+            + "\nReview the privacy metrics of the report before publishing it.\n"
+        )
+    return files
+
+
+def write_release(result, location, *, format=None, inputs=()) -> Path:
+    """Write the anonymized database and its notes to ``location``, atomically.
+
+    Parameters
+    ----------
+    result : AnonymizationResult
+        What :func:`relanon.anonymize` returned.
+    location : str or Path
+        A folder (CSV, Parquet) or a SQLite file.
+    format : {"csv", "parquet", "sqlite"}, optional
+        Default: detected from ``location``.
+    inputs : iterable of paths
+        Where the original data came from; writing over it is refused.
+    """
+    schema = release_schema(result)
+    # a companion table (anatomization) is stored under its table's source name + "_sensitive"
+    sources = {companion_name(t): f"{t.source_name}_sensitive" for t in schema if t.anonymize.method == "anatomize"}
+    tables = {sources.get(name, name): frame for name, frame in result.tables.items()}
+    return write_database(tables, location, schema, format=format, inputs=inputs, files=release_files(result))
