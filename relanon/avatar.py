@@ -52,7 +52,7 @@ class AvatarResult(NamedTuple):
 
 
 def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | None = None, weights=None,
-              random_state=None, name: str = "table") -> AvatarResult:
+              random_state=None, name: str = "table", drawn=()) -> AvatarResult:
     """Replace every record of ``table`` by an avatar (Guillaudeux et al., 2023).
 
     1. The columns are projected in a :class:`~relanon.factor_space.FactorSpace` fitted on the table
@@ -84,6 +84,11 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | No
         The seed; the same seed gives byte-identical avatars and pairing.
     name : str
         The table's name, used in error messages.
+    drawn : collection of str, optional
+        Numeric columns whose avatar value is the value of one neighbour drawn with the weights, as
+        for categoricals, instead of the weighted mean: the column keeps its distribution (its
+        tails included). The multi-table run uses it for the number of children of each row, whose
+        distribution the ``linear_sum`` link is meant to keep.
 
     Returns
     -------
@@ -131,7 +136,7 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | No
 
     out = {}
     for column in (c for c in table.columns if c in types):
-        if types[column] in NUMERIC_KINDS:
+        if types[column] in NUMERIC_KINDS and column not in drawn:
             out[column] = _numeric_avatar(table[column], neighbours.indices, weights_, draw,
                                           space.statistics_[column], name)
         else:

@@ -322,9 +322,10 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
             step.detail = "nothing to avatarize: rows only shuffled" if n else "empty table"
         else:
             k = resolved_k(table, n)
+            counts = [c for c in enriched.columns if c.startswith("count::")]
             result = avatarize(
                 enriched, types, k=k, ncp=table.anonymize.ncp, weights=weights, random_state=rng_avatar,
-                name=table.name,
+                name=table.name, drawn=counts,
             )
             avatars, pairing = result.avatars, np.asarray(result.pairing)
             ncp = getattr(result, "ncp", table.anonymize.ncp)
@@ -337,7 +338,7 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
         if column == table.primary_key:
             released[column] = new_keys(frame[column], source_keys, rng_keys)
         elif column in table.foreign_key_columns:
-            released[column] = pd.Series(pd.NA, index=released.index, dtype=frame[column].dtype)
+            released[column] = pd.Series(None, index=released.index, dtype=object)  # set when linked
         elif column in output:
             released[column] = avatars[column]
     return TableRelease(
@@ -402,9 +403,8 @@ def _relink(schema: Schema, link: Link, original: dict, releases: dict, rng) -> 
     parent_table = schema[link.parent]
     parent_keys = parent.frame[parent_table.primary_key]
     fk_dtype = _foreign_key_dtype(original[link.child][link.column], parent_keys)
-    result = pd.Series(pd.NA, index=child.frame.index, dtype=fk_dtype)
     if len(child.frame) == 0:
-        return result
+        return pd.Series([], index=child.frame.index, dtype=fk_dtype)
     if link.method == "original_order" or (child.method != "avatar" and parent.method != "avatar"):
         # exact links: asked for, or both sides released with their original rows and keys
         position = _original_parent_positions(link, original, child, parent_table)
@@ -416,8 +416,11 @@ def _relink(schema: Schema, link: Link, original: dict, releases: dict, rng) -> 
         if has_parent.any() and len(parent.frame):
             target[has_parent] = _match(schema, link, original, child, parent, has_parent, rng, linking)
     linked = target >= 0
-    result[linked] = parent_keys.to_numpy()[target[linked]]
-    return result.astype(fk_dtype)
+    values = np.full(len(target), None, dtype=object)
+    values[linked] = parent_keys.to_numpy(dtype=object)[target[linked]]
+    if fk_dtype == "int64" and not linked.all():
+        fk_dtype = "Int64"  # some rows lost their parent (suppressed by anatomization)
+    return pd.Series(values, index=child.frame.index).astype(fk_dtype)
 
 
 def _foreign_key_dtype(original_fk: pd.Series, parent_keys: pd.Series):

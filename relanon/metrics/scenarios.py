@@ -383,7 +383,8 @@ def _matrix_text(title: str, values: pd.DataFrame, passed: pd.DataFrame, fmt: st
             if pd.isna(value):
                 cells.append(f"{'.':>{width}}")
             else:
-                mark = "!" if passed.loc[row, column] is False else " "
+                flag = passed.loc[row, column]
+                mark = "!" if not pd.isna(flag) and not bool(flag) else " "
                 cells.append(f"{fmt.format(value) + mark:>{width}}")
         lines.append(f"{row:<{label}}" + "".join(cells))
     return "\n".join(lines)
