@@ -21,7 +21,7 @@ from __future__ import annotations
 import uuid
 import warnings
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -298,10 +298,18 @@ def _deassociated_release(table: Table, frame: pd.DataFrame, rng) -> TableReleas
     if a.method == "bucketize":
         released = bucketize(frame, list(table.quasi_identifiers), list(a.sensitive), k=a.k_or_default, random_state=rng)
         return TableRelease(table.name, a.method, released, np.arange(len(frame)), k=a.k_or_default)
-    anatomy = anatomize(
-        frame, a.sensitive[0], l=a.l_or_default, key=table.primary_key, random_state=rng,
-        allow_suppression=a.allow_suppression,
-    )
+    try:
+        anatomy = anatomize(
+            frame, a.sensitive[0], l=a.l_or_default, key=table.primary_key, random_state=rng,
+            allow_suppression=a.allow_suppression,
+        )
+    except DataError as error:  # name the table, and say how to allow suppression in the schema
+        problems = [
+            replace(p, table=table.name, message=p.message.replace(
+                "allow_suppression=True", "anonymize: {allow_suppression: true}"))
+            for p in error.problems
+        ]
+        raise DataError(f"table {table.name!r} cannot be anatomized as declared", problems) from None
     keys = pd.Index(frame[table.primary_key].to_numpy())
     positions = keys.get_indexer(anatomy.qi_table[table.primary_key].to_numpy())
     return TableRelease(table.name, a.method, anatomy.qi_table.reset_index(drop=True), positions,

@@ -639,10 +639,11 @@ def _method_problems(table: Table) -> list[Problem]:
             problems.append(
                 Problem("bucketize forms its buckets from the table's quasi_identifiers: declare them", table.name)
             )
-        if a.method == "bucketize" and set(a.sensitive) & set(table.quasi_identifiers):
+        if set(a.sensitive) & set(table.quasi_identifiers):
             problems.append(
                 Problem(
-                    "a column cannot be both a quasi-identifier and a sensitive column to bucketize",
+                    f"a column cannot be both a quasi-identifier and a sensitive column to {a.method}: "
+                    "the method separates the two",
                     table.name,
                     sorted(set(a.sensitive) & set(table.quasi_identifiers))[0],
                 )

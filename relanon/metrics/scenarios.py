@@ -167,14 +167,15 @@ def evaluate(schema: Schema, original, anonymized, result=None, *, sample_size: 
         original = result.original
     sample_size = DEFAULT_SAMPLE_SIZE if sample_size is None else sample_size
     rng = np.random.default_rng(random_state)
-    records, notes = [], []
+    records, notes = [], _method_notes(schema)
+    columns = _shared_columns(schema, original, anonymized)
     for table in schema:
         if len(original[table.name]) == 0:
             continue
         with report.step(f"evaluate {table.name}"):
             pairing = _pairing(result, table.name, len(original[table.name]), len(anonymized[table.name]))
-            original_views = {v.name: v for v in views(schema, original, table.name)}
-            released_views = {v.name: v for v in views(schema, anonymized, table.name)}
+            original_views = {v.name: v for v in views(schema, original, table.name, columns)}
+            released_views = {v.name: v for v in views(schema, anonymized, table.name, columns)}
             for name, view in original_views.items():
                 released = released_views[name]
                 if table.individual:
@@ -213,6 +214,30 @@ def evaluate(schema: Schema, original, anonymized, result=None, *, sample_size: 
 
 
 # --------------------------------------------------------------------------- per view
+
+
+def _shared_columns(schema: Schema, original, anonymized) -> dict[str, list[str]]:
+    """The released columns present on both sides (an anatomized table has no sensitive column)."""
+    return {
+        t.name: [c.name for c in t.released_columns
+                 if c.name in original[t.name].columns and c.name in anonymized[t.name].columns]
+        for t in schema
+    }
+
+
+def _method_notes(schema: Schema) -> list[str]:
+    notes = []
+    for table in schema:
+        method = table.anonymize.method
+        if method == "keep":
+            notes.append(f"{table.name} is released unchanged (method keep): its privacy metrics describe no protection")
+        elif method in ("anatomize", "bucketize"):
+            notes.append(
+                f"{table.name} is released with its original records ({method}): it protects the link between "
+                f"them and {', '.join(table.anonymize.sensitive)}, not the records; read its l-diversity in "
+                "`relanon audit` rather than its hidden rate"
+            )
+    return notes
 
 
 def _pairing(result, table: str, n_original: int, n_released: int):

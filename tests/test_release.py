@@ -1,0 +1,139 @@
+"""What is published: tables, schema and notes; de-associated tables in a run."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pandas as pd
+import pytest
+
+from relanon import datasets
+from relanon.audit import audit_database
+from relanon.errors import StorageError
+from relanon.graph import all_links
+from relanon.io import read_database
+from relanon.pipeline import SensitiveChoiceWarning, anonymize
+from relanon.release import write_release
+from relanon.schema import load_schema
+
+
+@pytest.fixture(scope="module")
+def small_demo():
+    return datasets.hospital(scale=0.05, seed=4)
+
+
+def with_methods(schema, **changes):
+    data = schema.to_dict()
+    for table, anonymize_spec in changes.items():
+        data["tables"][table].update(anonymize_spec)
+    return load_schema(data)
+
+
+@pytest.mark.parametrize("fmt, name", [("csv", "out"), ("parquet", "out"), ("sqlite", "out.sqlite")])
+def test_release_reads_back_with_its_own_schema(small_demo, tmp_path, fmt, name):
+    schema, database = small_demo
+    result = anonymize(schema, database, random_state=1, progress=False)
+    written = write_release(result, tmp_path / name, format=fmt)
+    back = read_database(written, schema)
+    for table in schema:
+        pd.testing.assert_frame_equal(back[table.name], result.tables[table.name], check_dtype=False)
+        # same kinds of dtypes (text storage gives dates in microseconds)
+        assert [d.kind for d in back[table.name].dtypes] == [d.kind for d in result.tables[table.name].dtypes]
+
+
+def test_release_folder_notes_and_no_seed(small_demo, tmp_path):
+    schema, database = small_demo
+    result = anonymize(schema, database, random_state=1, progress=False)
+    out = write_release(result, tmp_path / "out")
+    assert schema.seed is not None
+    published = load_schema(out / "schema.yaml")
+    assert published.seed is None  # the seed would let a reader replay the shuffles: never published
+    assert "seed" not in (out / "schema.yaml").read_text()
+    notes = json.loads((out / "release.json").read_text())
+    assert notes["tables"]["patients"]["method"] == "avatar"
+    assert {(link["child"], link["column"], link["method"]) for link in notes["links"]} == {
+        (link.child, link.column, link.method) for link in all_links(schema)
+    }
+    assert not (out / "WARNING-SENSITIVE-CHOICES.txt").exists()
+    # the same folder can be written again (it holds only what relanon wrote)
+    write_release(result, out)
+
+
+def test_original_order_writes_a_loud_warning_into_the_release(small_demo, tmp_path):
+    schema, database = small_demo
+    data = schema.to_dict()
+    data["tables"]["visits"]["foreign_keys"][0]["link"] = "original_order"
+    changed = load_schema(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SensitiveChoiceWarning)
+        result = anonymize(changed, database, random_state=1, progress=False)
+    out = write_release(result, tmp_path / "out")
+    warning = (out / "WARNING-SENSITIVE-CHOICES.txt").read_text()
+    assert "visits.patient_id -> patients used original_order" in warning
+    sqlite = write_release(result, tmp_path / "out.sqlite", format="sqlite")
+    import sqlite3
+
+    with sqlite3.connect(sqlite) as connection:
+        names = [row[0] for row in connection.execute("SELECT name FROM relanon_files")]
+    assert "WARNING-SENSITIVE-CHOICES.txt" in names
+
+
+def test_release_refuses_to_overwrite_its_input(small_demo, tmp_path):
+    schema, database = small_demo
+    result = anonymize(schema, database, random_state=1, progress=False)
+    data = tmp_path / "data"
+    data.mkdir()
+    with pytest.raises(StorageError, match="overwrite or sit inside the input"):
+        write_release(result, data, inputs=[data])
+    with pytest.raises(StorageError):
+        write_release(result, data / "inside", inputs=[data])
+
+
+def test_a_run_anatomizing_one_table_and_avatarizing_the_others(small_demo, tmp_path):
+    schema, database = small_demo
+    changed = with_methods(
+        schema,
+        patients={"quasi_identifiers": ["sex", "smoker"], "sensitive": ["bmi"],
+                  "anonymize": {"method": "anatomize", "sensitive": "blood_type", "l": 2}},
+    )
+    result = anonymize(changed, database, random_state=2, progress=False)
+    patients = result.tables["patients"]
+    assert "blood_type" not in patients.columns and "group_id" in patients.columns
+    assert patients["patient_id"].isin(database["patients"]["patient_id"]).all()  # the seed keeps ids
+    counts = result.tables["patients_sensitive"]
+    assert list(counts.columns) == ["group_id", "blood_type", "count"]
+    assert counts["count"].sum() == len(patients) == len(database["patients"])
+    for link in all_links(changed):  # children link to existing keys
+        fk = result.tables[link.child][link.column].dropna()
+        assert fk.isin(result.tables[link.parent][changed[link.parent].primary_key]).all()
+    out = write_release(result, tmp_path / "out")
+    back = read_database(out, changed)
+    assert set(back) == set(changed.tables) | {"patients_sensitive"}
+    report = audit_database(changed, back, k=5, l=2)
+    patients_view = next(v for v in report.views if v.name == "STANDALONE(patients)")
+    assert patients_view.l_diversity["blood_type"].satisfies
+
+
+def test_a_run_bucketizing_one_table(small_demo):
+    schema, database = small_demo
+    changed = with_methods(schema, doctors={"anonymize": {"method": "bucketize", "sensitive": ["age"], "k": 3}})
+    result = anonymize(changed, database, random_state=2, progress=False)
+    doctors = result.tables["doctors"]
+    assert "bucket_id" in doctors.columns
+    assert doctors.groupby("bucket_id").size().min() >= 3
+    original = database["doctors"].set_index("doctor_id")
+    released = doctors.set_index("doctor_id")
+    assert released["specialty"].equals(original.loc[released.index, "specialty"])  # quasi-identifiers kept
+    assert sorted(released["age"]) == sorted(original["age"])  # the same ages, permuted in buckets
+    assert result.tables["visits"]["doctor_id"].isin(doctors["doctor_id"]).all()
+
+
+def test_anatomization_that_cannot_be_done_names_the_table(small_demo):
+    from relanon.errors import DataError
+
+    schema, database = small_demo
+    changed = with_methods(schema, patients={"sensitive": ["bmi"],
+                                             "anonymize": {"method": "anatomize", "sensitive": "smoker", "l": 2}})
+    with pytest.raises(DataError, match=r"patients.smoker: value False.*anonymize: \{allow_suppression: true\}"):
+        anonymize(changed, database, random_state=0, progress=False)
