@@ -22,11 +22,8 @@ in seed 004: a patient who is not unique alone can become unique once their numb
 from __future__ import annotations
 
 import datetime
-import decimal
-import fractions
 import math
 import numbers
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -34,8 +31,10 @@ import numpy as np
 import pandas as pd
 
 from relanon.errors import AuditError, DataError, ParameterError, Problem, format_examples
+from relanon.exact import _CONTAINERS, exact_codes, uncomparable_reason
 from relanon.graph import child_links, parent_links
 from relanon.schema import Schema
+from relanon.views import STANDALONE, View, standalone, to_bottom_propagated, to_top_enriched
 
 SIZE_COLUMN = ".n"
 """Name of the class-size column of ``violating_classes`` (as in seed 001)."""
@@ -50,186 +49,9 @@ SHOWN_CLASSES = 20
 """How many violating classes :meth:`AuditReport.to_dict` lists per check."""
 
 
-# --------------------------------------------------------------------------- exact comparison
-
-# infer_dtype kinds whose values all compare exactly with one another
-_HOMOGENEOUS_KINDS = frozenset(
-    {
-        "empty",
-        "string",
-        "bytes",
-        "integer",
-        "floating",
-        "mixed-integer-float",
-        "decimal",
-        "complex",
-        "boolean",
-        "date",
-        "time",
-        "timedelta",
-        "timedelta64",
-        "period",
-        "interval",
-        "datetime64",
-    }
-)
-_CONTAINERS = (list, tuple, dict, set, frozenset, bytearray, np.ndarray, pd.Series, pd.DataFrame, pd.Index)
-_NESTED_ARROW = ("list", "large_list", "fixed_size_list", "struct", "map", "dictionary<values=list")
-
-
-def _kind(value_type: type) -> str | None:
-    """The kind of the values of a type, for deciding whether an object column compares exactly."""
-    kinds = (
-        ((str, np.str_), "text"),
-        ((bytes, np.bytes_), "bytes"),
-        ((bool, np.bool_), "boolean"),
-        ((numbers.Number, decimal.Decimal, fractions.Fraction), "number"),
-        ((datetime.datetime, np.datetime64), "timestamp"),
-        ((datetime.date,), "date"),
-        ((datetime.time,), "time of day"),
-        ((datetime.timedelta, np.timedelta64), "duration"),
-        ((pd.Period,), "period"),
-        ((pd.Interval,), "interval"),
-        ((uuid.UUID,), "uuid"),
-    )
-    return next((kind for bases, kind in kinds if issubclass(value_type, bases)), None)
-
-
-def _timestamp_kind(value) -> str:
-    naive = isinstance(value, np.datetime64) or value.tzinfo is None
-    return "naive timestamp" if naive else "timezone-aware timestamp"
-
-
-def uncomparable_reason(values: pd.Series | pd.Index) -> str | None:
-    """Why the values of a column cannot be compared exactly, or ``None`` when they can.
-
-    A column is refused when it holds containers (lists, dicts, sets...), values without a
-    value-based equality, nested Arrow values, timestamps with and without a timezone, or values of
-    different kinds that would be confused with one another (``1`` and ``"1"``, ``True`` and ``1``):
-    their classes would then depend on how each value happens to be stored. Values of different
-    kinds that cannot be confused (``"a"`` and ``7``) are simply different values.
-
-    Examples
-    --------
-    >>> uncomparable_reason(pd.Series(["a", "b"])) is None
-    True
-    >>> print(uncomparable_reason(pd.Series([[1], [2]])))
-    holds lists (e.g. [1], [2]), which have no single exact value: split them into columns or convert them to text
-    """
-    dtype = values.dtype
-    if isinstance(dtype, pd.CategoricalDtype):
-        return uncomparable_reason(dtype.categories)
-    if isinstance(dtype, pd.ArrowDtype) and str(dtype.pyarrow_dtype).startswith(_NESTED_ARROW):
-        return (
-            f"holds nested Arrow values ({dtype.pyarrow_dtype}), which have no single exact value: "
-            "split them into columns"
-        )
-    if dtype != object or pd.api.types.infer_dtype(values, skipna=True) in _HOMOGENEOUS_KINDS:
-        return None
-    present = pd.Series(np.asarray(values, dtype=object))
-    present = present[~pd.isna(present)]
-    types = present.map(type)
-    containers = types.isin([t for t in pd.unique(types) if issubclass(t, _CONTAINERS)])
-    if containers.any():
-        bad = present[containers]
-        names = sorted({type(v).__name__ + "s" for v in bad.iloc[:100]})
-        return (
-            f"holds {' and '.join(names)} (e.g. {format_examples(bad.iloc[:3])}), which have no single "
-            "exact value: split them into columns or convert them to text"
-        )
-    kinds = types.map({t: _kind(t) for t in pd.unique(types)})
-    unknown = present[kinds.isna()]
-    if len(unknown):
-        return (
-            f"holds values of type {type(unknown.iloc[0]).__name__} (e.g. {format_examples(unknown.iloc[:3])}) "
-            "that have no exact comparison: convert the column to text (astype(str)) or to numbers"
-        )
-    uniques: dict[str, list] = {}
-    for kind in sorted(pd.unique(kinds)):
-        # one kind at a time: hashing all values together would merge True with 1 unseen
-        try:
-            distinct = pd.unique(present[kinds == kind])
-        except TypeError as exc:
-            return f"holds {kind} values that cannot be compared ({exc}): convert the column to text (astype(str))"
-        for value in distinct:
-            uniques.setdefault(_timestamp_kind(value) if kind == "timestamp" else kind, []).append(value)
-    return _mixed_kinds_reason(uniques)
-
-
-def _mixed_kinds_reason(uniques: dict[str, list]) -> str | None:
-    """Values of different kinds are refused only when some would be confused across kinds."""
-    kinds = sorted(uniques)
-    if len(kinds) < 2:
-        return None
-    if "naive timestamp" in kinds and "timezone-aware timestamp" in kinds:
-        return (
-            "mixes timestamps with and without a timezone, which name no common instant: "
-            "localize the naive ones (tz_localize) or drop the timezones"
-        )
-    equal_seen: dict = {}
-    text_seen: dict = {}
-    for kind in kinds:
-        for value in uniques[kind]:
-            for seen, probe in ((equal_seen, value), (text_seen, str(value))):
-                other = seen.get(probe)
-                if other is not None and other[0] != kind:
-                    return (
-                        f"mixes {' and '.join(kinds)} values that look alike across kinds "
-                        f"({other[1]!r} and {value!r}): their classes would depend on how each value "
-                        "is stored; convert the column to a single type"
-                    )
-                seen.setdefault(probe, (kind, value))
-    return None
-
-
-def exact_codes(values: pd.Series, *, sort: bool = False) -> tuple[np.ndarray, int]:
-    """Integer codes such that two rows share a code exactly when their values are equal.
-
-    Missing values (None, NaN, NaT, pandas.NA, a missing categorical level) share one code of their
-    own, the last one. The caller checks comparability first (:func:`uncomparable_reason`).
-
-    Parameters
-    ----------
-    values : pandas.Series
-    sort : bool
-        Number the values in their sorted order (missing last) instead of their order of first
-        appearance; values of kinds that cannot be ordered keep their order of appearance.
-
-    Returns
-    -------
-    codes : numpy.ndarray of int64
-    n_codes : int
-        Number of distinct codes (missing included).
-
-    Examples
-    --------
-    >>> codes, n = exact_codes(pd.Series([0.1 + 0.2, 0.3, -0.0, 0.0, None]))
-    >>> codes.tolist(), n
-    ([0, 1, 2, 2, 3], 4)
-    """
-    try:
-        codes, uniques = pd.factorize(values, sort=sort, use_na_sentinel=True)
-    except TypeError:
-        codes, uniques = pd.factorize(values, sort=False, use_na_sentinel=True)
-    codes = np.asarray(codes, dtype=np.int64)
-    n_codes = len(uniques)
-    missing = codes < 0
-    if missing.any():
-        codes = np.where(missing, n_codes, codes)
-        n_codes += 1
-    return codes, n_codes
-
-
 def _first_appearances(ids: np.ndarray) -> np.ndarray:
     """Row of the first appearance of each id, for ids numbered by first appearance (0, 1, 2...)."""
     return np.flatnonzero(np.diff(np.maximum.accumulate(ids), prepend=-1) > 0)
-
-
-def _row_per_code(codes: np.ndarray, n_codes: int) -> np.ndarray:
-    """A row holding each code (-1 for an absent code); any one will do, their values are equal."""
-    rows = np.full(n_codes, -1, dtype=np.int64)
-    rows[codes] = np.arange(len(codes))
-    return rows
 
 
 def _combine(codes: np.ndarray, more: np.ndarray, n_more: int) -> tuple[np.ndarray, int]:
@@ -678,78 +500,6 @@ def _diversity(class_ids, values: pd.Series, weights, keys: pd.DataFrame, names,
     )
 
 
-# --------------------------------------------------------------------------- views across links
-
-STANDALONE = "STANDALONE"
-TO_TOP_ENRICHED = "TO_TOP_ENRICHED"
-TO_BOTTOM_PROPAGATED = "TO_BOTTOM_PROPAGATED"
-
-
-@dataclass(frozen=True, eq=False)
-class _View:
-    name: str
-    table: str
-    scenario: str
-    related: str | None
-    via: str | None
-    frame: pd.DataFrame
-    quasi_identifiers: tuple[str, ...]
-
-
-def _view_name(scenario: str, table: str, other: str | None, via: str | None) -> str:
-    if other is None:
-        return f"{scenario}({table})"
-    return f"{scenario}({table}, {other}{f' via {via}' if via else ''})"
-
-
-def _prefix(other: str, via: str | None) -> str:
-    return f"{other}[{via}]" if via else other
-
-
-def _parent_positions(parent: pd.DataFrame, primary_key: str, keys: pd.Series, where: str) -> np.ndarray:
-    """Row position in ``parent`` of each key (-1 for a missing key or one without a parent row)."""
-    index = pd.Index(parent[primary_key])
-    if not index.is_unique:
-        duplicated = index[index.duplicated()].unique()
-        raise DataError(
-            "the database cannot be audited",
-            [Problem(f"the primary key has repeated values, needed unique to follow {where}", None, primary_key, tuple(duplicated[:5]))],
-        )
-    return np.asarray(index.get_indexer(keys), dtype=np.int64)
-
-
-def _child_aggregate(values: pd.Series, column_type: str, positions: np.ndarray, n_parents: int) -> pd.Series:
-    """One value per parent row summarizing its children's values (missing when it has none).
-
-    Numbers and datetimes take the median, other columns the most frequent value (ties: the
-    smallest). Both ignore the order of the child rows, so an exact comparison of the aggregates
-    is not disturbed by the rounding of a sum taken in a different order.
-    """
-    linked = positions >= 0
-    if _takes_median(values, column_type):
-        medians = values[linked].groupby(positions[linked]).median()
-        return medians.reindex(range(n_parents)).reset_index(drop=True)
-    codes, n_codes = exact_codes(values, sort=True)
-    pair, counts = np.unique(positions[linked] * n_codes + codes[linked], return_counts=True)
-    pair_parent, pair_code = pair // n_codes, pair % n_codes
-    order = np.lexsort((pair_code, -counts, pair_parent))
-    first = order[np.flatnonzero(np.diff(pair_parent[order], prepend=-1) > 0)]
-    rows = np.full(n_parents, -1, dtype=np.int64)
-    rows[pair_parent[first]] = _row_per_code(codes, n_codes)[pair_code[first]]
-    return pd.Series(pd.api.extensions.take(values.array, rows, allow_fill=True))
-
-
-def _takes_median(values: pd.Series, column_type: str) -> bool:
-    numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
-    return column_type in ("continuous", "integer", "datetime") and (numeric or pd.api.types.is_datetime64_any_dtype(values))
-
-
-def _column_type(table, name: str) -> str:
-    if name in table.foreign_key_columns:
-        return "categorical"
-    return table.column(name).type
-
-
 # --------------------------------------------------------------------------- the database audit
 
 
@@ -1007,17 +757,18 @@ def _table_audits(schema, database, table, k: int, l: int) -> list[ViewAudit]:  
         if not anatomized:
             return []
         diversity = _anatomy_diversity(table, frame, database, l)
-        name = _view_name(STANDALONE, table.name, None, None)
+        name = f"{STANDALONE}({table.name})"
         return [ViewAudit(name, table.name, STANDALONE, None, None, (), None, None, diversity, table.individual)]
-    views = [_View(_view_name(STANDALONE, table.name, None, None), table.name, STANDALONE, None, None, frame, table.quasi_identifiers)]
-    if table.individual:
-        views += _enriched_views(schema, database, table)
-        views += _propagated_views(schema, database, table)
     sensitive = _sensitive_columns(table, frame, database)
+    for column in sensitive:
+        _refuse_uncomparable(frame[column], table.name, column)
     audits = []
-    for view in views:
-        names = list(view.quasi_identifiers)
-        _check_view_columns(view, names + sensitive)
+    for view in _audit_views(schema, database, table):
+        names = list(view.frame.columns)
+        for column in names:
+            reason = uncomparable_reason(view.frame[column])
+            if reason is not None:
+                raise AuditError(f"{view.name}: column {column!r} cannot be compared exactly: it {reason}")
         classes = _classes(view.frame, names)
         diversity = {}
         if sensitive:
@@ -1032,9 +783,9 @@ def _table_audits(schema, database, table, k: int, l: int) -> list[ViewAudit]:  
                 name=view.name,
                 table=table.name,
                 scenario=view.scenario,
-                related=view.related,
+                related=None if view.scenario == STANDALONE else view.reference,
                 via=view.via,
-                quasi_identifiers=view.quasi_identifiers,
+                quasi_identifiers=tuple(names),
                 k_anonymity=_k_anonymity(view.frame, names, classes, k),
                 risk=_risk(names, classes),
                 l_diversity=diversity,
@@ -1044,62 +795,20 @@ def _table_audits(schema, database, table, k: int, l: int) -> list[ViewAudit]:  
     return audits
 
 
-def _check_view_columns(view: _View, columns: list) -> None:
-    for column in columns:
-        if column in view.frame.columns:
-            reason = uncomparable_reason(view.frame[column])
-            if reason is not None:
-                raise AuditError(f"{view.name}: column {column!r} cannot be compared exactly: it {reason}")
-
-
-def _enriched_views(schema, database, table) -> list[_View]:
-    frame = database[table.name]
-    links = child_links(schema, table.name)
-    views = []
-    for link in links:
-        twice = sum(other.child == link.child for other in links) > 1
-        via = link.column if twice else None
-        child_table, child = schema[link.child], database[link.child]
-        prefix = _prefix(link.child, via)
-        where = f"{link.child}.{link.column} to {table.name}"
-        positions = _parent_positions(frame, table.primary_key, child[link.column], where)
-        columns = {name: frame[name].reset_index(drop=True) for name in table.quasi_identifiers}
-        columns[f"{prefix}.count"] = pd.Series(np.bincount(positions[positions >= 0], minlength=len(frame)))
-        for name in child_table.quasi_identifiers:
-            column_type = _column_type(child_table, name)
-            child_values = child[name].reset_index(drop=True)
-            _refuse_uncomparable(child_values, link.child, name)
-            label = "median" if _takes_median(child_values, column_type) else "mode"
-            columns[f"{prefix}.{label}({name})"] = _child_aggregate(child_values, column_type, positions, len(frame))
-        view_frame = pd.DataFrame(columns)
-        name = _view_name(TO_TOP_ENRICHED, table.name, link.child, via)
-        qis = tuple(view_frame.columns)
-        views.append(_View(name, table.name, TO_TOP_ENRICHED, link.child, via, view_frame, qis))
-    return views
-
-
-def _propagated_views(schema, database, table) -> list[_View]:
-    frame = database[table.name]
-    links = parent_links(schema, table.name)
-    views = []
-    for link in links:
-        parent_table = schema[link.parent]
-        if not parent_table.quasi_identifiers:
-            continue  # the view would add nothing to STANDALONE
-        twice = sum(other.parent == link.parent for other in links) > 1
-        via = link.column if twice else None
-        parent = database[link.parent]
-        prefix = _prefix(link.parent, via)
-        where = f"{table.name}.{link.column} to {link.parent}"
-        positions = _parent_positions(parent, parent_table.primary_key, frame[link.column], where)
-        columns = {name: frame[name].reset_index(drop=True) for name in table.quasi_identifiers}
-        for name in parent_table.quasi_identifiers:
-            values = parent[name]
-            columns[f"{prefix}.{name}"] = pd.Series(pd.api.extensions.take(values.array, positions, allow_fill=True))
-        view_frame = pd.DataFrame(columns)
-        name = _view_name(TO_BOTTOM_PROPAGATED, table.name, link.parent, via)
-        views.append(_View(name, table.name, TO_BOTTOM_PROPAGATED, link.parent, via, view_frame, tuple(view_frame.columns)))
-    return views
+def _audit_views(schema, database, table) -> list[View]:
+    """The views of an audited table, over quasi-identifiers only (medians for children's numbers)."""
+    qis = {t.name: list(t.quasi_identifiers) for t in schema}
+    out = [standalone(schema, database, table.name, qis)]
+    if not table.individual:
+        return out
+    for link in child_links(schema, table.name):
+        for column in schema[link.child].quasi_identifiers:
+            _refuse_uncomparable(database[link.child][column], link.child, column)
+        out.append(to_top_enriched(schema, database, link, qis, numeric="median"))
+    for link in parent_links(schema, table.name):
+        if schema[link.parent].quasi_identifiers:  # otherwise the view adds nothing to STANDALONE
+            out.append(to_bottom_propagated(schema, database, link, qis))
+    return out
 
 
 def _refuse_uncomparable(values: pd.Series, table: str, column: str) -> None:

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from relanon.audit import COUNT_COLUMN, GROUP_COLUMN, exact_codes, uncomparable_reason
+from relanon.audit import COUNT_COLUMN, GROUP_COLUMN
+from relanon.exact import exact_codes, uncomparable_reason
 from relanon.errors import DataError, ParameterError, Problem, format_examples
 
 BUCKET_COLUMN = "bucket_id"

@@ -35,7 +35,7 @@ from relanon.errors import ParameterError, RelanonError, StorageError
 from relanon.factor_space import NUMERIC_KINDS, FactorSpace, numeric_values
 from relanon.graph import all_links
 from relanon.metrics.scenarios import Evaluation, children_per_parent
-from relanon.views import STANDALONE, view_name
+from relanon.views import STANDALONE
 
 REPORT_FILE = "report.html"
 METRICS_FILE = "metrics.json"
@@ -535,7 +535,7 @@ def _table_pictures(evaluation, table) -> str:
 
 def _hellinger_per_column(evaluation, table: str) -> dict:
     for kind, view, metric in evaluation.metrics:
-        if kind == "signal" and view == view_name(STANDALONE, table, None) and metric.name == "hellinger_mean":
+        if kind == "signal" and view == f"{STANDALONE}({table})" and metric.name == "hellinger_mean":
             return dict(metric.breakdown.get("per_column", {}))
     return {}
 

@@ -1,12 +1,14 @@
 """Views of a table enriched across one link, as the multi-table scenarios define them (seed 004).
 
 - ``STANDALONE(T)``: the table alone.
-- ``TO_TOP_ENRICHED(T, C)``: T plus aggregates of its children in C: their number, the mean of their
-  numeric columns, the most frequent value of their categorical and boolean columns.
+- ``TO_TOP_ENRICHED(T, C)``: T plus aggregates of its children in C: their number, the mean (or
+  median) of their numeric columns, the most frequent value of their other columns.
 - ``TO_BOTTOM_PROPAGATED(T, P)``: T plus the columns of its parent in P, broadcast through the key.
 
 A view keeps the rows of T in their order, so a pairing of T's rows (avatar <-> original) holds for
-its views too. Each side of a comparison builds its views from its own links.
+its views too. Each side of a comparison builds its views from its own links. The metrics and the
+release audit read the same views; the audit restricts them to quasi-identifiers and takes medians,
+whose exact value does not depend on the order of the rows.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from relanon.errors import DataError, Problem
+from relanon.exact import exact_codes, row_per_code
 from relanon.graph import Link, child_links, parent_links
 from relanon.schema import NUMERIC_TYPES, Schema
 
@@ -31,119 +35,147 @@ class View(NamedTuple):
     table: str
     reference: str  # the other table of the link (the table itself for STANDALONE)
     link: Link | None
+    via: str | None  # the foreign key, named when two links join the same tables
     name: str  # e.g. "TO_TOP_ENRICHED(patients, visits)"
     frame: pd.DataFrame
     types: dict[str, str]
 
 
-def views(schema: Schema, database, table: str, columns=None) -> list[View]:
+def views(schema: Schema, database, table: str, columns=None, *, numeric: str = "mean") -> list[View]:
     """Every view of ``table``: standalone, enriched by each child link, by each parent link.
 
-    ``columns`` (table name -> list of column names) restricts what each table contributes, e.g. to
-    its quasi-identifiers for an audit; by default every released column is used.
+    Parameters
+    ----------
+    columns : mapping of table name to column names, optional
+        What each table contributes (its quasi-identifiers for an audit, say); by default every
+        released column.
+    numeric : {"mean", "median"}
+        How the children's numeric columns are summarized.
     """
     out = [standalone(schema, database, table, columns)]
-    out += [to_top_enriched(schema, database, link, columns) for link in child_links(schema, table)]
+    out += [to_top_enriched(schema, database, link, columns, numeric=numeric) for link in child_links(schema, table)]
     out += [to_bottom_propagated(schema, database, link, columns) for link in parent_links(schema, table)]
     return out
 
 
-def view_name(scenario: str, table: str, link: Link | None, schema: Schema | None = None) -> str:
-    """``TO_TOP_ENRICHED(patients, visits)``; the column is added when two links join the same tables."""
-    if link is None:
-        return f"{scenario}({table})"
-    other = link.child if link.parent == table and scenario == TO_TOP_ENRICHED else link.parent
-    name = f"{scenario}({table}, {other}"
-    if schema is not None and _links_between(schema, link.parent, link.child) > 1:
-        name += f" via {link.column}"
-    return name + ")"
-
-
 def standalone(schema: Schema, database, table: str, columns=None) -> View:
     frame, types = _own(schema, database, table, columns)
-    return View(STANDALONE, table, table, None, view_name(STANDALONE, table, None), frame, types)
+    return View(STANDALONE, table, table, None, None, f"{STANDALONE}({table})", frame, types)
 
 
-def to_top_enriched(schema: Schema, database, link: Link, columns=None) -> View:
+def to_top_enriched(schema: Schema, database, link: Link, columns=None, *, numeric: str = "mean") -> View:
     """The parent table of ``link`` plus aggregates of its children."""
     frame, types = _own(schema, database, link.parent, columns)
-    aggregates, aggregate_types = child_aggregates(schema, database, link, columns)
-    enriched = pd.concat([frame, aggregates], axis=1)
-    name = view_name(TO_TOP_ENRICHED, link.parent, link, schema)
-    return View(TO_TOP_ENRICHED, link.parent, link.child, link, name, enriched, {**types, **aggregate_types})
+    aggregates, aggregate_types = child_aggregates(schema, database, link, columns, numeric=numeric)
+    enriched = pd.concat([frame, aggregates.set_axis(frame.index)], axis=1)
+    via = _via(schema, link)
+    return View(TO_TOP_ENRICHED, link.parent, link.child, link, via,
+                _name(TO_TOP_ENRICHED, link.parent, link.child, via), enriched, {**types, **aggregate_types})
 
 
 def to_bottom_propagated(schema: Schema, database, link: Link, columns=None) -> View:
-    """The child table of ``link`` plus its parent's columns, broadcast through the foreign key."""
-    frame, types = _own(schema, database, link.child, columns)
-    parent_frame, parent_types = _own(schema, database, link.parent, columns, index=schema[link.parent].primary_key)
-    keys = database[link.child][link.column].to_numpy()
-    broadcast = parent_frame.reindex(keys).reset_index(drop=True)
-    broadcast.columns = [f"{link.parent}.{c}" for c in broadcast.columns]
-    enriched = pd.concat([frame, broadcast.set_axis(frame.index)], axis=1)
-    propagated_types = {f"{link.parent}.{c}": t for c, t in parent_types.items()}
-    name = view_name(TO_BOTTOM_PROPAGATED, link.child, link, schema)
-    return View(TO_BOTTOM_PROPAGATED, link.child, link.parent, link, name, enriched, {**types, **propagated_types})
+    """The child table of ``link`` plus its parent's columns, broadcast through the foreign key.
 
-
-def child_aggregates(schema: Schema, database, link: Link, columns=None):
-    """Per row of the parent (in its order): number of children, means and most frequent values.
-
-    Returns ``(frame, types)``. Rows without children get a count of 0 and missing aggregates.
+    A child without a parent gets missing values.
     """
-    parent = schema[link.parent]
-    keys = pd.Index(database[link.parent][parent.primary_key].to_numpy())
-    children = database[link.child]
-    fk = children[link.column]
-    counts = fk.value_counts().reindex(keys, fill_value=0).to_numpy().astype("int64")
-    prefix = link.child if _links_between(schema, link.parent, link.child) == 1 else f"{link.child}[{link.column}]"
-    parts = {f"{prefix}.count": counts}
+    frame, types = _own(schema, database, link.child, columns)
+    parent_frame, parent_types = _own(schema, database, link.parent, columns)
+    positions = parent_positions(schema, database, link)
+    via = _via(schema, link)
+    prefix = _prefix(link.parent, via)
+    broadcast = {
+        f"{prefix}.{c}": pd.api.extensions.take(parent_frame[c].array, positions, allow_fill=True)
+        for c in parent_frame.columns
+    }
+    enriched = pd.concat([frame, pd.DataFrame(broadcast, index=frame.index)], axis=1)
+    propagated_types = {f"{prefix}.{c}": t for c, t in parent_types.items()}
+    return View(TO_BOTTOM_PROPAGATED, link.child, link.parent, link, via,
+                _name(TO_BOTTOM_PROPAGATED, link.child, link.parent, via), enriched, {**types, **propagated_types})
+
+
+def child_aggregates(schema: Schema, database, link: Link, columns=None, *, numeric: str = "mean"):
+    """Per row of the parent (in its order): number of children and a summary of each of their columns.
+
+    Numeric columns (continuous, integer, datetime) take the ``numeric`` summary (``"mean"`` or
+    ``"median"``, missing values left out); the others their most frequent value, where a missing
+    value counts as a value and ties go to the smallest value. Rows without children get a count of
+    0 and missing summaries.
+
+    Returns
+    -------
+    (DataFrame, dict)
+        The aggregates and their types.
+    """
+    n_parents = len(database[link.parent])
+    positions = parent_positions(schema, database, link)
+    linked = positions >= 0
+    prefix = _prefix(link.child, _via(schema, link))
+    parts = {f"{prefix}.count": np.bincount(positions[linked], minlength=n_parents).astype("int64")}
     types = {f"{prefix}.count": "integer"}
+    children = database[link.child]
     for column in _columns(schema, link.child, columns):
-        kind = schema[link.child].column(column).type if column in schema[link.child].column_names else "categorical"
-        values = children[column]
-        if kind in NUMERIC_TYPES:
-            parts[f"{prefix}.mean({column})"] = _group_mean(fk, values, keys)
-            types[f"{prefix}.mean({column})"] = "datetime" if kind == "datetime" else "continuous"
+        kind = _type_of(schema, link.child, column)
+        values = children[column].reset_index(drop=True)
+        if kind in NUMERIC_TYPES and _is_numeric(values):
+            name = f"{prefix}.{numeric}({column})"
+            parts[name] = _group_summary(values, positions, n_parents, numeric)
+            types[name] = "datetime" if kind == "datetime" else "continuous"
         else:
-            parts[f"{prefix}.mode({column})"] = _group_mode(fk, values, keys)
-            types[f"{prefix}.mode({column})"] = "categorical"
-    frame = pd.DataFrame({name: np.asarray(part) if not isinstance(part, pd.Series) else part.to_numpy()
-                          for name, part in parts.items()}, index=database[link.parent].index)
-    return frame, types
+            name = f"{prefix}.mode({column})"
+            parts[name] = _group_mode(values, positions, n_parents)
+            types[name] = "categorical"
+    return pd.DataFrame(parts), types
 
 
-def _group_mean(fk: pd.Series, values: pd.Series, keys: pd.Index) -> pd.Series:
+def parent_positions(schema: Schema, database, link: Link) -> np.ndarray:
+    """Position of each child row's parent among the parent rows (-1 without a parent)."""
+    parent = database[link.parent]
+    index = pd.Index(parent[schema[link.parent].primary_key])
+    if not index.is_unique:
+        repeated = index[index.duplicated()].unique()
+        raise DataError(
+            "the view cannot be built",
+            [Problem(f"the primary key has repeated values, needed unique to follow {link.child}.{link.column}",
+                     link.parent, schema[link.parent].primary_key, tuple(repeated[:5]))],
+        )
+    return np.asarray(index.get_indexer(database[link.child][link.column]), dtype=np.int64)
+
+
+def _group_summary(values: pd.Series, positions: np.ndarray, n_parents: int, how: str) -> pd.Series:
+    linked = positions >= 0
     if pd.api.types.is_datetime64_any_dtype(values.dtype):
         tz = values.dt.tz
         naive = values.dt.tz_convert("UTC").dt.tz_localize(None) if tz is not None else values
         seconds = (naive - pd.Timestamp(0)) / pd.Timedelta(seconds=1)
-        means = seconds.groupby(fk.to_numpy()).mean().reindex(keys)
-        dates = pd.Timestamp(0) + pd.to_timedelta(means.to_numpy(), unit="s")
-        return pd.Series(dates.tz_localize("UTC").tz_convert(tz) if tz is not None else dates)
+        summary = seconds[linked].groupby(positions[linked]).agg(how).reindex(range(n_parents))
+        dates = pd.Series(pd.Timestamp(0) + pd.to_timedelta(summary.to_numpy(), unit="s"))
+        return dates.dt.tz_localize("UTC").dt.tz_convert(tz) if tz is not None else dates
     numbers = pd.to_numeric(values).astype("float64")
-    return pd.Series(numbers.groupby(fk.to_numpy()).mean().reindex(keys).to_numpy())
+    return numbers[linked].groupby(positions[linked]).agg(how).reindex(range(n_parents)).reset_index(drop=True)
 
 
-def _group_mode(fk: pd.Series, values: pd.Series, keys: pd.Index) -> np.ndarray:
-    """Most frequent non-missing value per parent; ties go to the smallest value (deterministic)."""
-    pairs = pd.DataFrame({"key": fk.to_numpy(), "value": values.to_numpy()}).dropna()
-    if pairs.empty:
-        return np.full(len(keys), np.nan, dtype=object)
-    sizes = pairs.groupby(["key", "value"], sort=True).size().rename("n").reset_index()
-    sizes = sizes.sort_values(["key", "n"], ascending=[True, False], kind="stable")
-    first = sizes.drop_duplicates("key").set_index("key")["value"]
-    return first.reindex(keys).to_numpy()
+def _group_mode(values: pd.Series, positions: np.ndarray, n_parents: int) -> pd.Series:
+    """Most frequent value per parent, compared exactly; missing counts as a value; ties: smallest."""
+    linked = positions >= 0
+    codes, n_codes = exact_codes(values, sort=True)
+    pair, counts = np.unique(positions[linked] * n_codes + codes[linked], return_counts=True)
+    pair_parent, pair_code = pair // n_codes, pair % n_codes
+    order = np.lexsort((pair_code, -counts, pair_parent))
+    first = order[np.flatnonzero(np.diff(pair_parent[order], prepend=-1) > 0)]
+    rows = np.full(n_parents, -1, dtype=np.int64)
+    rows[pair_parent[first]] = row_per_code(codes, n_codes)[pair_code[first]]
+    return pd.Series(pd.api.extensions.take(values.array, rows, allow_fill=True))
 
 
-def _own(schema: Schema, database, table: str, columns=None, index=None):
+def _is_numeric(values: pd.Series) -> bool:
+    numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+    return numeric or pd.api.types.is_datetime64_any_dtype(values)
+
+
+def _own(schema: Schema, database, table: str, columns=None):
     names = _columns(schema, table, columns)
     types = {name: _type_of(schema, table, name) for name in names}
-    frame = database[table]
-    own = frame[names].copy()
-    if index is not None:
-        own.index = pd.Index(frame[index].to_numpy())
-    return own, types
+    return database[table][names].reset_index(drop=True), types
 
 
 def _columns(schema: Schema, table: str, columns) -> list[str]:
@@ -158,5 +190,14 @@ def _type_of(schema: Schema, table: str, column: str) -> str:
     return "categorical"  # a foreign key used as a quasi-identifier: an identifier, compared as a label
 
 
-def _links_between(schema: Schema, parent: str, child: str) -> int:
-    return sum(1 for fk in schema[child].foreign_keys if fk.references == parent)
+def _via(schema: Schema, link: Link) -> str | None:
+    twice = sum(1 for fk in schema[link.child].foreign_keys if fk.references == link.parent) > 1
+    return link.column if twice else None
+
+
+def _prefix(table: str, via: str | None) -> str:
+    return f"{table}[{via}]" if via else table
+
+
+def _name(scenario: str, table: str, other: str, via: str | None) -> str:
+    return f"{scenario}({table}, {other}{f' via {via}' if via else ''})"

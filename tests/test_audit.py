@@ -17,14 +17,13 @@ from relanon.audit import (
     SIZE_COLUMN,
     AuditReport,
     audit_database,
-    exact_codes,
     group_l_diversity,
     k_anonymity,
     l_diversity,
     reidentification_risk,
-    uncomparable_reason,
 )
 from relanon.errors import AuditError, DataError, ParameterError
+from relanon.exact import exact_codes, uncomparable_reason
 from relanon.schema import load_schema
 
 GOLDEN = Path(__file__).parent / "golden" / "pycanon"
