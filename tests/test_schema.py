@@ -238,3 +238,14 @@ def test_published_json_schema_is_valid():
     from relanon.schema import json_schema
 
     jsonschema.Draft202012Validator.check_schema(json_schema())
+
+
+def test_every_example_schema_loads():
+    from pathlib import Path
+
+    folder = Path(__file__).parent.parent / "schemas"
+    examples = sorted(folder.glob("*.yaml"))
+    assert {p.name for p in examples} >= {"hospital.yaml", "bank.yaml"}
+    for path in examples:
+        schema = load_schema(path)
+        assert load_schema(dump_schema(schema)) == schema
