@@ -16,7 +16,12 @@ import time
 import numpy as np
 import pandas as pd
 
-from relanon.audit import audit_database, k_anonymity, l_diversity, reidentification_risk
+from relanon.audit import (
+    audit_database,
+    k_anonymity,
+    l_diversity,
+    reidentification_risk,
+)
 from relanon.deassociate import anatomize, bucketize
 from relanon.schema import load_schema
 

@@ -13,7 +13,12 @@ The names a user needs::
 from importlib.metadata import PackageNotFoundError, version
 
 from relanon import datasets, metrics
-from relanon.audit import audit_database, k_anonymity, l_diversity, reidentification_risk
+from relanon.audit import (
+    audit_database,
+    k_anonymity,
+    l_diversity,
+    reidentification_risk,
+)
 from relanon.avatar import avatarize
 from relanon.deassociate import anatomize, bucketize
 from relanon.errors import DataError, ParameterError, RelanonError, SchemaError

@@ -30,11 +30,23 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from relanon.errors import AuditError, DataError, ParameterError, Problem, format_examples
+from relanon.errors import (
+    AuditError,
+    DataError,
+    ParameterError,
+    Problem,
+    format_examples,
+)
 from relanon.exact import _CONTAINERS, exact_codes, uncomparable_reason
 from relanon.graph import child_links, parent_links
 from relanon.schema import Schema
-from relanon.views import STANDALONE, View, standalone, to_bottom_propagated, to_top_enriched
+from relanon.views import (
+    STANDALONE,
+    View,
+    standalone,
+    to_bottom_propagated,
+    to_top_enriched,
+)
 
 SIZE_COLUMN = ".n"
 """Name of the class-size column of ``violating_classes`` (as in seed 001)."""

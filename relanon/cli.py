@@ -224,8 +224,8 @@ def _demo(args) -> int:
 
 
 def _evaluate(args) -> int:
-    from relanon.metrics.scenarios import evaluate
     from relanon.io import read_database
+    from relanon.metrics.scenarios import evaluate
     from relanon.progress import Progress
     from relanon.schema import load_schema
 

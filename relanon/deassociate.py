@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from relanon.audit import COUNT_COLUMN, GROUP_COLUMN
-from relanon.exact import exact_codes, uncomparable_reason
 from relanon.errors import DataError, ParameterError, Problem, format_examples
+from relanon.exact import exact_codes, uncomparable_reason
 
 BUCKET_COLUMN = "bucket_id"
 

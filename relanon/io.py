@@ -33,7 +33,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from relanon.atomic import atomic_directory, atomic_file, refuse_overwriting_input, write_text_atomically
+from relanon.atomic import (
+    atomic_directory,
+    atomic_file,
+    refuse_overwriting_input,
+    write_text_atomically,
+)
 from relanon.deassociate import companion_name
 from relanon.errors import DataError, ParameterError, Problem, StorageError
 from relanon.schema import Schema

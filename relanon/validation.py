@@ -47,7 +47,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from relanon.deassociate import companion_name, companion_table, looks_released, released_table
+from relanon.deassociate import (
+    companion_name,
+    companion_table,
+    looks_released,
+    released_table,
+)
 from relanon.errors import DataError, ParameterError, Problem
 from relanon.graph import connected_groups, topological_order
 from relanon.schema import Schema, Table

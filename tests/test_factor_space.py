@@ -12,7 +12,12 @@ from sklearn.preprocessing import StandardScaler
 
 import relanon.factor_space as factor_space
 from relanon.errors import DataError, ParameterError
-from relanon.factor_space import FactorSpace, column_types, numeric_values, restore_numeric
+from relanon.factor_space import (
+    FactorSpace,
+    column_types,
+    numeric_values,
+    restore_numeric,
+)
 from relanon.schema import Column
 
 MIXED = {"height": "continuous", "age": "integer", "blood": "categorical", "smoker": "boolean"}

@@ -11,7 +11,13 @@ import pytest
 
 from relanon import datasets
 from relanon.metrics.scenarios import evaluate
-from relanon.pipeline import AnonymizationResult, LinkReport, SensitiveChoiceWarning, TableRelease, anonymize
+from relanon.pipeline import (
+    AnonymizationResult,
+    LinkReport,
+    SensitiveChoiceWarning,
+    TableRelease,
+    anonymize,
+)
 from relanon.schema import load_schema
 from relanon.views import views
 

@@ -27,9 +27,13 @@ import pandas as pd
 from scipy import stats
 
 from relanon.graph import all_links
-from relanon.metrics.base import HIGHER, LOWER, TARGETS, Metric
+from relanon.metrics.base import LOWER, TARGETS, Metric
 from relanon.metrics.privacy import DEFAULT_SAMPLE_SIZE, privacy
-from relanon.metrics.signal import correlation_difference_ratio, hellinger_distances, signal
+from relanon.metrics.signal import (
+    correlation_difference_ratio,
+    hellinger_distances,
+    signal,
+)
 from relanon.progress import as_progress
 from relanon.schema import Schema
 from relanon.views import STANDALONE, TO_BOTTOM_PROPAGATED, TO_TOP_ENRICHED, View, views

@@ -15,7 +15,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from relanon.factor_space import NUMERIC_KINDS, check_columns_present, column_types, numeric_values
+from relanon.factor_space import (
+    NUMERIC_KINDS,
+    check_columns_present,
+    column_types,
+    numeric_values,
+)
 from relanon.metrics.base import LOWER, TARGETS, Metric
 
 
