@@ -19,6 +19,7 @@ EPILOG = {
     "init": "example:\n  relanon init --data data/ --out schema.yaml",
     "anonymize": "example:\n  relanon anonymize schema.yaml --data data/ --out released/ --seed 7",
     "evaluate": "example:\n  relanon evaluate schema.yaml --original data/ --anonymized released/ --report review/",
+    "report": "example:\n  relanon report schema.yaml --original data/ --anonymized released/ --out review/",
     "audit": "example:\n  relanon audit schema.yaml --data released/ --k 5 --max-risk 0.2 --json audit.json",
 }
 
@@ -107,6 +108,20 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--sample-size", type=int, default=None, help="rows sampled per table for the distance metrics")
     evaluate.add_argument("--seed", type=int, default=0, help="seed of the metric sampling")
     evaluate.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+
+    report = command(
+        "report",
+        "Write report.html and metrics.json comparing an anonymized database with its original.",
+        _report,
+    )
+    report.add_argument("schema", help="the schema file shared by both databases")
+    report.add_argument("--original", required=True, help="the original database")
+    report.add_argument("--anonymized", required=True, help="the anonymized database")
+    report.add_argument("--out", required=True, help="folder for report.html and metrics.json")
+    report.add_argument("--format", choices=["csv", "parquet", "sqlite"], help="storage format (default: detected)")
+    report.add_argument("--sample-size", type=int, default=None, help="rows sampled per table for the distance metrics")
+    report.add_argument("--seed", type=int, default=0, help="seed of the metric sampling")
+    report.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
 
     audit = command("audit", "Audit k-anonymity, re-identification risk and l-diversity of a release.", _audit)
     audit.add_argument("schema", help="the schema file (declares quasi_identifiers and sensitive columns)")
@@ -224,18 +239,7 @@ def _demo(args) -> int:
 
 
 def _evaluate(args) -> int:
-    from relanon.io import read_database
-    from relanon.metrics.scenarios import evaluate
-    from relanon.progress import Progress
-    from relanon.schema import load_schema
-
-    progress = Progress(quiet=args.quiet)
-    schema = load_schema(args.schema)
-    original = read_database(args.original, schema, format=args.format)
-    anonymized = read_database(args.anonymized, schema, format=args.format)
-    evaluation = evaluate(
-        schema, original, anonymized, sample_size=args.sample_size, random_state=args.seed, progress=progress
-    )
+    evaluation = _evaluate_pair(args)
     for note in evaluation.notes:
         print(f"note: {note}")
     print(evaluation.privacy_matrix_text())
@@ -248,6 +252,27 @@ def _evaluate(args) -> int:
     if args.report:
         print(f"report: {_write_report(evaluation, Path(args.report), [args.original, args.anonymized])}")
     return 0
+
+
+def _report(args) -> int:
+    evaluation = _evaluate_pair(args)
+    print(f"report: {_write_report(evaluation, Path(args.out), [args.original, args.anonymized])}")
+    print(evaluation.privacy_matrix_text())
+    return 0
+
+
+def _evaluate_pair(args):
+    """Evaluate two databases read from disk (no private pairing: the run is not known)."""
+    from relanon.io import read_database
+    from relanon.metrics.scenarios import evaluate
+    from relanon.progress import Progress
+    from relanon.schema import load_schema
+
+    schema = load_schema(args.schema)
+    original = read_database(args.original, schema, format=args.format)
+    anonymized = read_database(args.anonymized, schema, format=args.format)
+    return evaluate(schema, original, anonymized, sample_size=args.sample_size, random_state=args.seed,
+                    progress=Progress(quiet=args.quiet))
 
 
 def _audit(args) -> int:

@@ -20,7 +20,7 @@ def demo_folder(tmp_path_factory):
 
 
 def test_every_command_has_help_with_an_example(capsys):
-    for command in ("validate", "demo", "init", "anonymize", "evaluate", "audit"):
+    for command in ("validate", "demo", "init", "anonymize", "evaluate", "report", "audit"):
         with pytest.raises(SystemExit) as exited:
             main([command, "--help"])
         assert exited.value.code == 0
@@ -113,3 +113,27 @@ def test_progress_is_shown_unless_quiet(demo_folder, tmp_path, capsys):
     assert code == 0
     err = capsys.readouterr().err
     assert "[1/5] hospitals" in err and "link visits.patient_id -> patients" in err
+
+
+def test_report_and_audit_of_an_anatomized_release(demo_folder, tmp_path, capsys):
+    data = load_schema(demo_folder / "schema.yaml").to_dict()
+    patients = data["tables"]["patients"]
+    patients.update(quasi_identifiers=["sex", "smoker"], sensitive=["bmi"],
+                    anonymize={"method": "anatomize", "sensitive": "blood_type", "l": 2})
+    schema = tmp_path / "schema.yaml"
+    from relanon.schema import dump_schema
+
+    dump_schema(load_schema(data), schema)
+    released = tmp_path / "released"
+    args = ["anonymize", str(schema), "--data", str(demo_folder / "original"), "--out", str(released), "-q"]
+    assert main([*args, "--no-report"]) == 0
+    assert (released / "patients_sensitive.csv").exists()
+    review = tmp_path / "review"
+    code = main(["report", str(schema), "--original", str(demo_folder / "original"), "--anonymized", str(released),
+                 "--out", str(review), "-q"])
+    assert code == 0
+    html = (review / "report.html").read_text()
+    assert "anatomize" in html and "l-diversity" in html
+    capsys.readouterr()
+    assert main(["audit", str(schema), "--data", str(released), "--l", "2"]) in (0, 1)
+    assert "STANDALONE(patients)" in capsys.readouterr().out
