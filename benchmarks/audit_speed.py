@@ -39,7 +39,11 @@ def people(n: int, rng: np.random.Generator) -> pd.DataFrame:
             "sex": rng.choice(["F", "M"], n),
             "zip": rng.choice([f"{z:05d}" for z in range(0, 99999, 97)], n),
             "admitted": pd.Timestamp("2023-01-01") + pd.to_timedelta(rng.integers(0, 365, n), unit="D"),
-            "diagnosis": rng.choice(["flu", "cold", "asthma", "diabetes", "cancer", "covid", "none"], n, p=[0.3, 0.25, 0.15, 0.12, 0.08, 0.06, 0.04]),
+            "diagnosis": rng.choice(
+                ["flu", "cold", "asthma", "diabetes", "cancer", "covid", "none"],
+                n,
+                p=[0.3, 0.25, 0.15, 0.12, 0.08, 0.06, 0.04],
+            ),
         }
     )
 
@@ -60,7 +64,11 @@ def main() -> None:
     rng = np.random.default_rng(0)
     table = people(rows, rng)
     print(f"{rows:,} rows, quasi-identifiers: {', '.join(QUASI_IDENTIFIERS)}")
-    _, base = timed("pandas groupby(dropna=False).size() (baseline)", None, lambda: table.groupby(QUASI_IDENTIFIERS, dropna=False).size())
+    _, base = timed(
+        "pandas groupby(dropna=False).size() (baseline)",
+        None,
+        lambda: table.groupby(QUASI_IDENTIFIERS, dropna=False).size(),
+    )
     result, _ = timed("k_anonymity(k=5)", base, lambda: k_anonymity(table, QUASI_IDENTIFIERS, k=5))
     print(f"    {result.summary}")
     timed("reidentification_risk", base, lambda: reidentification_risk(table, QUASI_IDENTIFIERS))
@@ -73,7 +81,13 @@ def main() -> None:
                 "patients": {
                     "primary_key": "id",
                     "individual": True,
-                    "columns": {"age": "integer", "sex": "categorical", "zip": "categorical", "admitted": "datetime", "diagnosis": "categorical"},
+                    "columns": {
+                        "age": "integer",
+                        "sex": "categorical",
+                        "zip": "categorical",
+                        "admitted": "datetime",
+                        "diagnosis": "categorical",
+                    },
                     "quasi_identifiers": ["age", "sex"],
                     "sensitive": ["diagnosis"],
                 },
@@ -95,11 +109,19 @@ def main() -> None:
         }
     )
     database = {"patients": table, "visits": visits}
-    report, _ = timed(f"audit_database ({rows:,} patients, {2 * rows:,} visits, 3 views)", base, lambda: audit_database(schema, database, k=5, l=2))
+    report, _ = timed(
+        f"audit_database ({rows:,} patients, {2 * rows:,} visits, 3 views)",
+        base,
+        lambda: audit_database(schema, database, k=5, l=2),
+    )
     for view in report.views:
         print(f"    {view.name}: {view.k_anonymity.summary}")
     timed("anatomize(diagnosis, l=3)", base, lambda: anatomize(table, "diagnosis", l=3, key="id", random_state=0))
-    timed("bucketize(4 quasi-identifiers, diagnosis, k=5)", base, lambda: bucketize(table, QUASI_IDENTIFIERS, "diagnosis", k=5, random_state=0))
+    timed(
+        "bucketize(4 quasi-identifiers, diagnosis, k=5)",
+        base,
+        lambda: bucketize(table, QUASI_IDENTIFIERS, "diagnosis", k=5, random_state=0),
+    )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak memory of the process: {peak:,.0f} MB")
 

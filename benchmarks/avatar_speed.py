@@ -72,8 +72,11 @@ def main(argv=None) -> None:
             ratio = f"{result['seconds'] / results[-1]['seconds']:.1f}x"
             size_ratio = f"{n / results[-1]['rows']:.0f}x"
         results.append(result)
-        print(f"{n:>10,} {result['seconds']:>9.2f} {result['rows_per_second']:>10,.0f} {result['peak_mb']:>9.0f} "
-              f"{ratio:>11} {size_ratio:>11}", flush=True)
+        print(
+            f"{n:>10,} {result['seconds']:>9.2f} {result['rows_per_second']:>10,.0f} {result['peak_mb']:>9.0f} "
+            f"{ratio:>11} {size_ratio:>11}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

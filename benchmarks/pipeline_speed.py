@@ -68,12 +68,16 @@ def main(scales: list[float]) -> None:
         for label, (seconds, peak) in result["steps"].items():
             print(f"  {label:<60} {seconds:7.1f} s  {peak / 2**20:8.0f} MB peak")
         total_rows = sum(result["rows"].values())
-        print(f"  {'total':<60} {result['total']:7.1f} s  {result['max_rss_mb']:8.0f} MB max resident"
-              f"  ({total_rows / result['total']:,.0f} rows/s)")
-    for before, after in zip(results, results[1:]):
+        print(
+            f"  {'total':<60} {result['total']:7.1f} s  {result['max_rss_mb']:8.0f} MB max resident"
+            f"  ({total_rows / result['total']:,.0f} rows/s)"
+        )
+    for before, after in zip(results, results[1:], strict=False):
         rows = sum(after["rows"].values()) / sum(before["rows"].values())
-        print(f"\nscale {before['scale']:g} -> {after['scale']:g}: rows x{rows:.1f}, "
-              f"time x{after['total'] / before['total']:.1f}, memory x{after['max_rss_mb'] / before['max_rss_mb']:.1f}")
+        print(
+            f"\nscale {before['scale']:g} -> {after['scale']:g}: rows x{rows:.1f}, "
+            f"time x{after['total'] / before['total']:.1f}, memory x{after['max_rss_mb'] / before['max_rss_mb']:.1f}"
+        )
 
 
 if __name__ == "__main__":

@@ -157,7 +157,7 @@ def test_cycle_names_the_tables_in_order():
     assert cycle[0] == cycle[-1] and sorted(cycle[:-1]) == ["a", "b", "c"]
     # each table in the cycle is followed by one of its children
     parent_of = {"a": "c", "b": "a", "c": "b"}
-    assert all(parent_of[child] == parent for parent, child in zip(cycle, cycle[1:]))
+    assert all(parent_of[child] == parent for parent, child in zip(cycle, cycle[1:], strict=False))
 
 
 def test_keys_listed_under_columns():

@@ -1,0 +1,487 @@
+"""Re-link anonymized children to anonymized parents (DESIGN section 3, step 3).
+
+The pipeline places the avatar parents and the avatar children's broadcast parent part in one
+factor space; this module only sees those coordinates (Euclidean distance) and returns, for each
+child row, the position of its new parent row.
+
+- :func:`match_minimum_distance`: each child goes to its nearest parent (most private; the number
+  of children per parent drifts).
+- :func:`match_linear_sum`: each parent receives exactly its allocated number of children
+  (:func:`allocate_counts`) and the total distance is minimized.
+- :func:`match_original_order`: each child keeps the avatar of its original parent (exact, least
+  private: it warns).
+
+How ``linear_sum`` scales. Every parent is repeated once per child it must receive (its *slots*)
+and children are assigned one-to-one to slots:
+
+- up to ``exact_limit`` children (2,000), exactly: ``scipy.optimize.linear_sum_assignment`` on
+  the dense distance matrix (cubic time, quadratic memory: about 0.5 s at 2,000 children);
+- beyond, children and slots are cut together into balanced spatial blocks (recursive median
+  bisection, as many slots as children in every block), each block is solved exactly, and then,
+  ``repair_passes`` times, the children are regrouped along randomly rotated cuts and each group
+  is re-solved exactly with the slots its members hold, which never raises the total. Blocks are
+  solved on every core (the solver releases the GIL).
+
+Why not the sparse matching (``scipy.sparse.csgraph.min_weight_full_bipartite_matching`` on a
+nearest-slots graph)? It is fast on generic distances, but slot distances are full of exact and
+near ties (a parent with 20 children is 20 identical slots) and there its running time is
+erratic: measured here, 0.9 s on a 10,000-child instance and more than 300 s on the same
+instance with distances perturbed by 1e-6. Dense exact blocks cost a predictable time, whatever
+the data. ``benchmarks/linear_sum_speed.py`` measures time, memory and the gap to the exact
+optimum.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+from scipy.spatial.distance import cdist
+
+from relanon.errors import ParameterError, format_examples
+from relanon.neighbours import cross_neighbours
+
+EXACT_LIMIT = 2_000
+# Children per block: an exact solve of 1,000 takes 0.1 to 0.3 s, of 500 about 0.03 s, of 250
+# about 0.006 s; smaller blocks need more repair passes to reach the same total.
+_BLOCK_SIZE = {False: 500, True: 250}
+_REPAIR_PASSES = {False: 6, True: 4}
+# Above this many children, smaller blocks and fewer passes keep the time near-linear.
+_LARGE = 200_000
+
+
+class SensitiveMatchWarning(UserWarning):
+    """A matching keeps the original parent-child links (``original_order``): the least private."""
+
+
+# --------------------------------------------------------------------------- children per parent
+
+
+def allocate_counts(expected, total: int, *, random_state=None) -> np.ndarray:
+    """Whole numbers of children per parent, close to ``expected`` and summing to ``total``.
+
+    Negative and missing expectations count as 0. The expectations are scaled to sum to
+    ``total`` and rounded by largest remainders (Hamilton's method): each parent gets the whole
+    part of its share, and the children left over go one each to the parents with the largest
+    fractional parts, ties broken at random. Every count is therefore within 1 of its scaled
+    share, and a parent expected to have no child gets none. When every expectation is 0, the
+    children are spread uniformly.
+
+    Parameters
+    ----------
+    expected : array-like of float, shape (n_parents,)
+        Expected (for example avatarized) number of children of each parent.
+    total : int
+        Number of children to allocate (the number of child rows).
+    random_state : int, numpy.random.Generator or None
+        Breaks ties between equal fractional parts.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n_parents,)
+        Non-negative counts summing exactly to ``total``.
+
+    Examples
+    --------
+    >>> allocate_counts([2.6, 0.3, -1.0, 1.1], 4).tolist()
+    [3, 0, 0, 1]
+    >>> allocate_counts([0.0, 0.0], 3, random_state=0).sum()
+    np.int64(3)
+    """
+    rng = _generator(random_state)
+    values = _as_float_vector(expected, "expected")
+    total = _as_count(total, "total")
+    if values.size == 0:
+        if total:
+            raise ParameterError(f"cannot allocate {total} children to no parent: give at least one parent")
+        return np.zeros(0, dtype=np.int64)
+    infinite = np.flatnonzero(np.isposinf(values))
+    if infinite.size:
+        raise ParameterError(
+            f"expected counts must be finite, got +inf at positions {format_examples(infinite)}; "
+            "replace them by a finite expectation"
+        )
+    values = np.where(np.isnan(values) | (values < 0), 0.0, values)
+    weight = values.sum()
+    if weight <= 0:
+        values, weight = np.ones_like(values), float(values.size)
+    share = values / weight * total
+    counts = np.floor(share).astype(np.int64)
+    left = total - int(counts.sum())
+    if left > 0:
+        # fractional parts equal but for rounding noise are ties, broken at random
+        remainder = np.round(share - counts, 9)
+        tie_break = rng.random(values.size)
+        order = np.lexsort((tie_break, -remainder))
+        counts[order[:left]] += 1
+    return counts
+
+
+# --------------------------------------------------------------------------- the three methods
+
+
+def match_minimum_distance(child_coords, parent_coords) -> np.ndarray:
+    """Each child's nearest parent.
+
+    Parameters
+    ----------
+    child_coords : array-like, shape (n_children, d)
+        The avatar children's broadcast parent part, in the parents' factor space.
+    parent_coords : array-like, shape (n_parents, d)
+        The avatar parents in the same space.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n_children,)
+        Position of the nearest parent of each child.
+
+    Examples
+    --------
+    >>> match_minimum_distance([[0.1], [2.9], [1.4]], [[0.0], [3.0]]).tolist()
+    [0, 1, 0]
+    """
+    children, parents = _coordinates(child_coords, parent_coords)
+    if len(children) == 0:
+        return np.zeros(0, dtype=np.int64)
+    return cross_neighbours(parents, children, k=1).indices[:, 0]
+
+
+def match_linear_sum(
+    child_coords,
+    parent_coords,
+    counts,
+    *,
+    random_state=None,
+    n_jobs=None,
+    exact_limit: int = EXACT_LIMIT,
+    block_size: int | None = None,
+    repair_passes: int | None = None,
+) -> np.ndarray:
+    """Assign children to parents, parent ``p`` receiving exactly ``counts[p]`` of them, at
+    minimum total distance.
+
+    Parameters
+    ----------
+    child_coords : array-like, shape (n_children, d)
+        The avatar children's broadcast parent part, in the parents' factor space.
+    parent_coords : array-like, shape (n_parents, d)
+        The avatar parents in the same space.
+    counts : array-like of int, shape (n_parents,)
+        Children each parent receives (see :func:`allocate_counts`); they sum to ``n_children``.
+    random_state : int, numpy.random.Generator or None
+        Seeds the rotations of the repair cuts; the same seed gives the same assignment.
+    n_jobs : int or None
+        Threads solving blocks: ``None`` or ``-1`` use every available core, ``1`` one.
+    exact_limit : int
+        Largest number of children solved exactly at once (default 2,000).
+    block_size : int or None
+        Largest number of children in a block (default 500; 250 above 200,000 children).
+    repair_passes : int or None
+        Exact re-solves along other cuts after the blocks (default 6; 4 above 200,000
+        children; each never raises the total).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n_children,)
+        Position of the parent of each child.
+
+    Examples
+    --------
+    >>> match_linear_sum([[0.0], [0.2], [5.0]], [[0.0], [5.0]], [1, 2]).tolist()
+    [0, 1, 1]
+    """
+    children, parents = _coordinates(child_coords, parent_coords)
+    counts = _validated_counts(counts, len(parents), len(children))
+    exact_limit = _as_count(exact_limit, "exact_limit")
+    block_size = _optional_count(block_size, "block_size", minimum=2)
+    repair_passes = _optional_count(repair_passes, "repair_passes")
+    workers = _workers(n_jobs)
+    rng = _generator(random_state)
+
+    slot_parent = np.repeat(np.arange(len(parents)), counts)
+    n = len(children)
+    if n == 0 or np.count_nonzero(counts) == 1:
+        return slot_parent  # a single parent takes everyone: nothing to optimize
+    slot_points = parents[slot_parent]
+    if n <= exact_limit:
+        slot = _solve_exact(children, slot_points)
+    else:
+        size = block_size or _BLOCK_SIZE[n > _LARGE]
+        passes = _REPAIR_PASSES[n > _LARGE] if repair_passes is None else repair_passes
+        slot = _solve_blocked(children, slot_points, size, passes, workers, rng)
+    return slot_parent[slot]
+
+
+def match_original_order(child_original_parent, parent_avatar_of_original) -> np.ndarray:
+    """Give each child the avatar of its original parent.
+
+    The number of children per parent is kept exactly, but so is every original link: the least
+    private method. It warns with :class:`SensitiveMatchWarning`, and the release must say that it
+    was used.
+
+    Parameters
+    ----------
+    child_original_parent : array-like of int, shape (n_children,)
+        For each child row, the position of its original parent among the original parent rows,
+        or -1 when it has none.
+    parent_avatar_of_original : array-like of int, shape (n_original_parents,)
+        For each original parent row, the position of its avatar in the avatar parent table.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n_children,)
+        The avatar parent position of each child (-1 kept for children without a parent).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     match_original_order([1, 0, -1, 1], [2, 0]).tolist()
+    [0, 2, -1, 0]
+    """
+    positions = _as_int_vector(child_original_parent, "child_original_parent")
+    avatars = _as_int_vector(parent_avatar_of_original, "parent_avatar_of_original")
+    outside = np.flatnonzero((positions < -1) | (positions >= len(avatars)))
+    if outside.size:
+        raise ParameterError(
+            f"child_original_parent must hold -1 or a position among the {len(avatars)} original "
+            f"parents; rows {format_examples(outside)} hold {format_examples(positions[outside])}"
+        )
+    negative = np.flatnonzero(avatars < 0)
+    if negative.size:
+        raise ParameterError(
+            "parent_avatar_of_original must give every original parent the position of its avatar; "
+            f"positions {format_examples(negative)} hold {format_examples(avatars[negative])}"
+        )
+    warnings.warn(
+        "original_order matching keeps every child with the avatar of its original parent: the "
+        "children-per-parent counts are exact but the original links are released as they are. "
+        "Record this in the release, or use linear_sum or minimum_distance matching.",
+        SensitiveMatchWarning,
+        stacklevel=2,
+    )
+    return np.where(positions >= 0, avatars[np.maximum(positions, 0)], -1)
+
+
+def total_distance(child_coords, parent_coords, assignment) -> float:
+    """Sum over children of the distance to their assigned parent (what ``linear_sum`` minimizes).
+
+    Examples
+    --------
+    >>> total_distance([[0.0], [3.0]], [[1.0], [3.0]], [0, 1])
+    1.0
+    """
+    children, parents = _coordinates(child_coords, parent_coords)
+    assignment = _as_int_vector(assignment, "assignment")
+    if assignment.shape != (len(children),):
+        raise ParameterError(
+            f"assignment must give one parent per child ({len(children)}), got shape {assignment.shape}"
+        )
+    outside = np.flatnonzero((assignment < 0) | (assignment >= len(parents)))
+    if outside.size:
+        raise ParameterError(
+            f"assignment must hold parent positions 0 to {len(parents) - 1}; children "
+            f"{format_examples(outside)} hold {format_examples(assignment[outside])}"
+        )
+    return float(np.linalg.norm(children - parents[assignment], axis=1).sum())
+
+
+# --------------------------------------------------------------------------- exact solves and blocks
+
+
+def _solve_exact(children: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """The optimal slot of each child, from the dense distance matrix."""
+    _, slot = linear_sum_assignment(cdist(children, slots))
+    return slot
+
+
+def _solve_blocked(children, slot_points, block_size, repair_passes, workers, rng) -> np.ndarray:
+    """Balanced spatial blocks solved exactly one by one, then repaired along rotated cuts.
+
+    Children and slots are cut together by recursive median bisection, so every block holds as
+    many slots as children and the first assignment is feasible. Each repair regroups the children
+    along a randomly rotated cut and re-solves every group exactly with the slots its members
+    hold: the current assignment is one of the candidates, so the total never rises, and children
+    left on the wrong side of a first-pass border find their parent in a later group.
+    """
+    slot = np.empty(len(children), dtype=np.int64)
+    blocks = _balanced_blocks(children, slot_points, max_size=block_size)
+    _solve_groups(children, slot_points, [m for m, _ in blocks], [s for _, s in blocks], slot, workers)
+    for _ in range(repair_passes):
+        rotation = _random_rotation(children.shape[1], rng)
+        groups = _balanced_blocks(children, max_size=block_size, rotation=rotation)
+        _solve_groups(children, slot_points, groups, [slot[members] for members in groups], slot, workers)
+    return slot
+
+
+def _solve_groups(children, slot_points, groups, slot_groups, slot, workers) -> None:
+    """Solve each group of children with its slots exactly, and write their slots in ``slot``."""
+
+    def solve(pair):
+        members, slots = pair
+        return _solve_exact(children[members], slot_points[slots])
+
+    pairs = list(zip(groups, slot_groups, strict=True))
+    if workers > 1 and len(pairs) > 1:
+        # the assignment solver releases the GIL: threads share the arrays without copies
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            solved = list(pool.map(solve, pairs))
+    else:
+        solved = [solve(pair) for pair in pairs]
+    for (members, slots), local in zip(pairs, solved, strict=True):
+        slot[members] = slots[local]
+
+
+def _random_rotation(d: int, rng) -> np.ndarray:
+    rotation, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    return rotation
+
+
+def _balanced_blocks(points, others=None, max_size: int = 1, rotation=None) -> list:
+    """Cut ``points`` into blocks of at most ``max_size`` by recursive median bisection.
+
+    Each block is cut at the median of its points along its axis of largest variance (after
+    ``rotation``). ``others`` (as many rows as ``points``) are cut along the same axes into halves
+    of the same sizes, the lower values going to the lower half, so every block holds as many
+    others as points. Returns one array of point positions per block, or (points, others) pairs.
+    """
+    if rotation is not None:
+        points = points @ rotation
+        others = None if others is None else others @ rotation
+    everything = np.arange(len(points))
+    pending = [(everything, None if others is None else everything)]
+    blocks = []
+    while pending:  # one iteration per block made or cut: a few thousand at most
+        mine, theirs = pending.pop()
+        if len(mine) <= max_size:
+            blocks.append(mine if others is None else (mine, theirs))
+            continue
+        inside = points[mine]
+        axis = int(np.argmax(inside.var(axis=0)))
+        half = len(mine) // 2
+        cut = np.argpartition(inside[:, axis], half)
+        if others is None:
+            pending += [(mine[cut[half:]], None), (mine[cut[:half]], None)]
+        else:
+            cut_theirs = np.argpartition(others[theirs, axis], half)
+            pending += [
+                (mine[cut[half:]], theirs[cut_theirs[half:]]),
+                (mine[cut[:half]], theirs[cut_theirs[:half]]),
+            ]
+    return blocks
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _coordinates(child_coords, parent_coords):
+    children = _as_matrix(child_coords, "child_coords")
+    parents = _as_matrix(parent_coords, "parent_coords")
+    if children.shape[1] != parents.shape[1]:
+        raise ParameterError(
+            f"child_coords and parent_coords must lie in the same space, got {children.shape[1]} and "
+            f"{parents.shape[1]} coordinates; project both with the factor space fitted on the parent"
+        )
+    if len(children) and not len(parents):
+        raise ParameterError(f"cannot link {len(children)} children to no parent: parent_coords is empty")
+    return children, parents
+
+
+def _as_matrix(coords, name: str) -> np.ndarray:
+    try:
+        points = np.asarray(coords, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ParameterError(f"{name} must be numeric coordinates: {error}") from None
+    if points.ndim == 1:
+        points = points[:, None]  # one coordinate per row
+    if points.ndim != 2:
+        raise ParameterError(f"{name} must be a 2-D array (rows x coordinates), got shape {points.shape}")
+    if points.shape[1] == 0:  # no informative axis: every point sits at the origin
+        points = np.zeros((len(points), 1))
+    bad = np.flatnonzero(~np.isfinite(points).all(axis=1))
+    if bad.size:
+        raise ParameterError(
+            f"{name} holds NaN or infinite coordinates in rows {format_examples(bad)}; "
+            "impute or drop those rows before matching"
+        )
+    return points
+
+
+def _validated_counts(counts, n_parents: int, n_children: int) -> np.ndarray:
+    values = _as_int_vector(counts, "counts")
+    if values.shape != (n_parents,):
+        raise ParameterError(f"counts must give one count per parent ({n_parents}), got shape {values.shape}")
+    negative = np.flatnonzero(values < 0)
+    if negative.size:
+        raise ParameterError(
+            f"counts must be >= 0; parents {format_examples(negative)} have {format_examples(values[negative])}"
+        )
+    if int(values.sum()) != n_children:
+        raise ParameterError(
+            f"counts sum to {int(values.sum())} but there are {n_children} children; "
+            "allocate them with allocate_counts(expected, n_children)"
+        )
+    return values
+
+
+def _as_int_vector(values, name: str) -> np.ndarray:
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise ParameterError(f"{name} must be a 1-D array, got shape {array.shape}")
+    if array.dtype.kind in "iu":
+        return array.astype(np.int64)
+    try:
+        floats = array.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"{name} must hold whole numbers, got {format_examples(array[:5])} (dtype {array.dtype})"
+        ) from None
+    bad = np.flatnonzero(~np.isfinite(floats) | (floats != np.round(floats)))
+    if bad.size:
+        raise ParameterError(
+            f"{name} must hold whole numbers; positions {format_examples(bad)} hold {format_examples(array[bad])}"
+        )
+    return floats.astype(np.int64)
+
+
+def _as_float_vector(values, name: str) -> np.ndarray:
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ParameterError(f"{name} must be numbers: {error}") from None
+    if array.ndim != 1:
+        raise ParameterError(f"{name} must be a 1-D array, got shape {array.shape}")
+    return array
+
+
+def _as_count(value, name: str, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _optional_count(value, name: str, minimum: int = 0) -> int | None:
+    return None if value is None else _as_count(value, name, minimum)
+
+
+def _generator(random_state) -> np.random.Generator:
+    try:
+        return np.random.default_rng(random_state)
+    except (TypeError, ValueError) as error:
+        raise ParameterError(
+            f"random_state must be an integer, a numpy Generator or None, got {random_state!r} ({error})"
+        ) from None
+
+
+def _workers(n_jobs) -> int:
+    """Worker processes for ``n_jobs``, never more than the cores this process may use."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if n_jobs is None or n_jobs == -1:
+        return cores
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0 or n_jobs < -1:
+        raise ParameterError(f"n_jobs must be a positive integer, -1 or None, got {n_jobs!r}")
+    return min(int(n_jobs), cores)
