@@ -8,6 +8,9 @@ import pytest
 
 from relanon.schema import load_schema
 
+# scripts that produced the golden files, run once in their own environment (they import pycanon)
+collect_ignore = ["golden"]
+
 CLINIC_SCHEMA = {
     "relanon": 1,
     "name": "clinic",
