@@ -54,7 +54,7 @@ ORIGINAL_COLOUR, ANONYMIZED_COLOUR = "#4c72b0", "#dd8452"
 
 # Values read as percentages (one decimal); the others are shown with three significant digits...
 PERCENT_METRICS = frozenset({
-    "hidden_rate", "row_direct_match_protection", "correlation_difference_ratio",
+    "hidden_rate", "row_direct_match_protection", "column_direct_match_protection", "correlation_difference_ratio",
     "inference_categorical", "inference_continuous", "referential_integrity",
 })
 # ...except these, compared with a target near 0 or 1, where 3 significant digits would round onto it.

@@ -12,6 +12,7 @@ from relanon.metrics import (
     Metric,
     closer_avatar_counts,
     closest_distances_ratio,
+    column_direct_match_protection,
     correlation_difference_ratio,
     distance_to_closest,
     hellinger_distance,
@@ -63,6 +64,30 @@ def test_row_direct_match_protection_by_hand():
     metric = row_direct_match_protection(original, released)
     assert metric.value == 50.0  # (2, b) and (missing, c) are released verbatim
     assert metric.breakdown["records_found"] == 2
+
+
+def test_column_direct_match_protection_by_hand():
+    original = pd.DataFrame(
+        {
+            "age": pd.array([30, 30, 41, 104, None], dtype="Int64"),  # singling: 41, 104 (missing never)
+            "blood": ["A", "A", "B", "AB-", "O"],  # singling: B, AB-, O
+            "bmi": [20.5, 20.5, 22.0, 31.0, 25.0],  # singling: 22.0, 31.0, 25.0
+        }
+    )
+    released = pd.DataFrame(
+        {
+            "age": [30, 41, 41, 104, 50],  # int64 where the original is Int64: compared as stored
+            "blood": ["A", "A", "A", "O", "O"],
+            "bmi": [20.5, 21.0, 23.0, 24.0, 26.0],
+        }
+    )
+    metric = column_direct_match_protection(original, released)
+    # age: 41 and 104 both repeated -> 0 %; blood: O repeated, B and AB- not -> 66.7 %; bmi: none -> 100 %
+    assert metric.breakdown["per_column"] == pytest.approx({"age": 0.0, "blood": 200 / 3, "bmi": 100.0})
+    assert metric.breakdown["singling_values"] == {"age": 2, "blood": 3, "bmi": 3}
+    assert metric.value == 0.0 and metric.target is None and metric.passed is None  # for information
+    # a column without singling values is fully protected
+    assert column_direct_match_protection(pd.DataFrame({"g": ["a", "a"]}), pd.DataFrame({"g": ["a", "a"]})).value == 100
 
 
 def test_inference_by_hand():
@@ -171,7 +196,12 @@ def test_large_tables_are_measured_on_a_seeded_sample():
 def test_metrics_needing_the_pairing_are_left_out_without_it():
     table = pd.DataFrame({"x": np.arange(10.0)})
     names = [m.name for m in privacy(table, table, {"x": "continuous"})]
-    assert names == ["distance_to_closest", "closest_distances_ratio", "row_direct_match_protection"]
+    assert names == [
+        "distance_to_closest",
+        "closest_distances_ratio",
+        "row_direct_match_protection",
+        "column_direct_match_protection",
+    ]
 
 
 def test_a_bad_pairing_is_explained():

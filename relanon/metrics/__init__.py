@@ -8,6 +8,7 @@ from relanon.metrics.base import HIGHER, LOWER, TARGETS, Metric, metrics_frame
 from relanon.metrics.privacy import (
     closer_avatar_counts,
     closest_distances_ratio,
+    column_direct_match_protection,
     distance_to_closest,
     hidden_rate,
     inference,
@@ -30,6 +31,7 @@ __all__ = [
     "Metric",
     "closer_avatar_counts",
     "closest_distances_ratio",
+    "column_direct_match_protection",
     "correlation_difference_ratio",
     "distance_to_closest",
     "hellinger_distance",

@@ -232,6 +232,47 @@ def row_direct_match_protection(original: pd.DataFrame, avatars: pd.DataFrame, c
     )
 
 
+def column_direct_match_protection(original: pd.DataFrame, avatars: pd.DataFrame, columns=None) -> Metric:
+    """Share (%) of the values that single a record out in one column which the avatars do not repeat.
+
+    For each column, the values held by exactly one original record (the only 104-year-old, the
+    only patient of a rare blood type) are looked up among the avatars' values of that column,
+    compared exactly as stored; the column's protection is the share of them not found (100 when
+    the column has no such value). The metric is the weakest column; ``breakdown`` has them all.
+    Missing values are never singling. The metric has no target: it is shown for information.
+
+    Examples
+    --------
+    >>> o = pd.DataFrame({"age": [30, 30, 41, 104], "blood": ["A", "A", "B", "AB-"]})
+    >>> a = pd.DataFrame({"age": [30, 33, 41, 40], "blood": ["A", "B", "A", "A"]})
+    >>> m = column_direct_match_protection(o, a)
+    >>> m.value, m.breakdown["per_column"]
+    (50.0, {'age': 50.0, 'blood': 50.0})
+    """
+    names = list(column_types(columns)[0]) if columns is not None else list(original.columns)
+    check_columns_present(original, names, "original")
+    check_columns_present(avatars, names, "avatars")
+    per_column, singles = {}, {}
+    for column in names:
+        counts = original[column].value_counts(dropna=True)
+        unique_values = counts.index[counts.to_numpy() == 1]
+        released = avatars[column]
+        if released.dtype != original[column].dtype:
+            released = released.astype(original[column].dtype)
+        found = pd.Index(unique_values).isin(released.dropna().unique())
+        singles[column] = int(len(unique_values))
+        per_column[column] = float(100.0 * (1.0 - found.mean())) if len(unique_values) else 100.0
+    value = min(per_column.values()) if per_column else float("nan")
+    # shown for information (no target): a single coincidence in a small column moves it from
+    # 100 to 0, and on a dense domain (dates by day) values reappear by chance
+    return Metric(
+        "column_direct_match_protection", value, None, HIGHER,
+        "Share of the values held by a single original record (in one column) that no avatar repeats "
+        "(weakest column).",
+        {"per_column": per_column, "singling_values": singles},
+    )
+
+
 # --------------------------------------------------------------------------- inference attack
 
 
@@ -357,7 +398,8 @@ def privacy(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, pairing=N
     -------
     list of Metric
         hidden_rate and local_cloaking (with ``pairing``), distance_to_closest,
-        closest_distances_ratio, row_direct_match_protection, then inference_categorical and/or
+        closest_distances_ratio, row_direct_match_protection, column_direct_match_protection,
+        then inference_categorical and/or
         inference_continuous (with ``known`` and ``sensitive``).
 
     Examples
@@ -365,7 +407,7 @@ def privacy(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, pairing=N
     >>> rng = np.random.default_rng(0)
     >>> people = pd.DataFrame({"x": rng.normal(size=30), "g": rng.choice(["a", "b"], 30)})
     >>> [m.name for m in privacy(people, people, {"x": "continuous", "g": "categorical"})]
-    ['distance_to_closest', 'closest_distances_ratio', 'row_direct_match_protection']
+    ['distance_to_closest', 'closest_distances_ratio', 'row_direct_match_protection', 'column_direct_match_protection']
     """
     if isinstance(sample_size, bool) or not isinstance(sample_size, int | np.integer) or sample_size < 1:
         raise ParameterError(f"sample_size must be a positive integer, got {sample_size!r}")
@@ -386,6 +428,7 @@ def privacy(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, pairing=N
     if distances.shape[1] == 2:
         metrics.append(_closest_distances_ratio(distances))
     metrics.append(row_direct_match_protection(original, avatars, types))
+    metrics.append(column_direct_match_protection(original, avatars, types))
     if known or sensitive:
         metrics += inference(original, avatars, types, known=known, sensitive=sensitive, ncp=ncp, rows=original_rows)
     return metrics
