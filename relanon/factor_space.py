@@ -134,7 +134,8 @@ class NumericStatistics:
     ``mean``/``std`` standardize (population std; a constant column codes to 0), ``fill`` (the median)
     imputes missing cells, ``missing_share`` is the share of missing cells at fit (0: no indicator).
     ``dtype`` and ``step`` (datetimes: the coarsest time step dividing every value, in seconds) let
-    decoded values come back in the original dtype.
+    decoded values come back in the original dtype; ``decimals`` (continuous columns: the fewest
+    decimals, up to 6, that write every value exactly, or None) lets them keep their precision.
     """
 
     name: str
@@ -146,6 +147,7 @@ class NumericStatistics:
     missing_share: float
     dtype: object
     step: float | None = None
+    decimals: int | None = None
 
     @property
     def has_indicator(self) -> bool:
@@ -236,10 +238,32 @@ def numeric_statistics(series: pd.Series, kind: str, weight: float, *, table: st
     else:
         mean, std, fill = 0.0, 0.0, 0.0
     step = _time_step(series) if kind == "datetime" else None
+    decimals = _decimals(observed) if kind == "continuous" else None
     return NumericStatistics(
         name=series.name, kind=kind, weight=weight, mean=mean, std=std, fill=fill,
         missing_share=1.0 - observed.size / len(values) if len(values) else 0.0, dtype=series.dtype, step=step,
+        decimals=decimals,
     )
+
+
+MAX_DECIMALS = 6
+
+
+def _decimals(observed: np.ndarray) -> int | None:
+    """The fewest decimals (0 to MAX_DECIMALS) that write every value exactly, or None.
+
+    Examples
+    --------
+    >>> _decimals(np.array([12.5, 3.25, 7.0])), _decimals(np.array([1 / 3, 0.1 + 0.2])), _decimals(np.array([]))
+    (2, None, None)
+    """
+    if not observed.size:
+        return None
+    for decimals in range(MAX_DECIMALS + 1):
+        # exact: 0.1 + 0.2 (0.30000000000000004) is not 0.3, and must not become it
+        if (np.round(observed, decimals) == observed).all():
+            return decimals
+    return None
 
 
 def categorical_statistics(series: pd.Series, kind: str, weight: float) -> CategoricalStatistics:
@@ -276,7 +300,7 @@ def category_codes(series: pd.Series, stats: CategoricalStatistics) -> np.ndarra
 def restore_numeric(values: np.ndarray, missing: np.ndarray, stats: NumericStatistics) -> pd.Series:
     """Float values (and a missing mask) back to the column's original dtype.
 
-    Integers are rounded; datetimes are rounded to the column's time step and converted back to
+    Integers are rounded, continuous values to the column's precision (``decimals``); datetimes are rounded to the column's time step and converted back to
     their unit and time zone; nullable dtypes get ``pd.NA``. A numeric column that was stored as
     text comes back as float64 (continuous) or Int64 (integer).
 
@@ -293,6 +317,8 @@ def restore_numeric(values: np.ndarray, missing: np.ndarray, stats: NumericStati
         return _restore_datetime(values, missing, stats)
     if stats.kind == "integer" or pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
         values = np.rint(values)
+    elif stats.decimals is not None:  # amounts in cents stay in cents
+        values = np.round(values, stats.decimals)
     values[missing] = np.nan
     if isinstance(dtype, np.dtype) and dtype.kind in "iub":
         if missing.any():  # the column had no missing value at fit; keep its kind, allow NA

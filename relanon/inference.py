@@ -316,8 +316,11 @@ def _propose_primary_key(table: str, frame: pd.DataFrame, tables, notes: list[No
             rank, why = 2, "named like the key of another table (a one-to-one extension?)"
         elif _words(snake) & set(WEAK_KEY_WORDS):
             rank, why = 3, "named like a code or a number"
+        elif pd.api.types.is_integer_dtype(frame[column].dtype):
+            rank, why = 4, "whole numbers, though not named like an id"
         else:
-            continue
+            rank, why = 5, "text, though not named like an id"
+
         ranked.append((rank, position, column, why))
     if not ranked:
         entity = _singular(_snake(table)) or "row"
@@ -335,7 +338,8 @@ def _propose_primary_key(table: str, frame: pd.DataFrame, tables, notes: list[No
         )
         return missing
     rank, _, column, why = min(ranked)
-    others_found = [c for _, _, c, _ in sorted(ranked)[1:]]
+    # unnamed unique columns are only a fallback: in a small table every column may be unique
+    others_found = [c for r, _, c, _ in sorted(ranked)[1:] if r <= 3]
     message = f"unique and never missing, {why}"
     if others_found:
         message += f"; other candidates: {', '.join(others_found)}"

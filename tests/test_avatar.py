@@ -152,6 +152,24 @@ def test_a_constant_column_stays_exactly_constant():
     assert (avatars["c"] == 0.1 + 0.2).all() and (avatars["n"] == 7).all()
 
 
+def test_continuous_values_keep_the_precision_of_their_column():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {
+            "cents": np.round(rng.lognormal(4, 1, 300), 2),  # an amount: 2 decimals
+            "whole": np.round(rng.normal(50, 10, 300)),  # whole numbers stored as floats
+            "raw": rng.normal(size=300),  # full precision: left alone
+        }
+    )
+    avatars, _ = avatarize(frame, dict.fromkeys(frame, "continuous"), k=5, random_state=0)
+    assert (np.round(avatars["cents"], 2) == avatars["cents"]).all()
+    assert (np.round(avatars["whole"]) == avatars["whole"]).all()
+    assert (np.round(avatars["raw"], 6) != avatars["raw"]).mean() > 0.9
+    assert avatars.dtypes.tolist() == [np.float64] * 3
+    # mixtures, not copies: most amounts are new values
+    assert (~avatars["cents"].isin(frame["cents"])).mean() > 0.5
+
+
 def test_an_all_missing_column_stays_missing():
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({

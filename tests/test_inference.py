@@ -126,6 +126,21 @@ def test_without_a_key_the_user_is_told_to_add_one():
     assert "amount" in proposal.schema["events"].column_names  # a unique number is not taken as a key
 
 
+def test_a_unique_column_not_named_like_an_id_is_the_fallback_key_and_links():
+    # short names (cid, tid) are keys too: unique and never missing, integers before text
+    db = {
+        "customers": pd.DataFrame({"cid": ["C1", "C2", "C3"], "city": ["Lyon", "Nice", "Paris"]}),
+        "tx": pd.DataFrame({"tid": [10, 11, 12, 13], "cid": ["C1", "C1", "C3", "C2"], "note": ["a", "b", "c", "d"]}),
+    }
+    proposal = propose_schema(db)
+    assert proposal.schema["customers"].primary_key == "cid"
+    assert proposal.schema["tx"].primary_key == "tid"  # integers first, though 'note' is unique too
+    for table in ("customers", "tx"):
+        note = proposal.notes_for(table, proposal.schema[table].primary_key, about="primary_key")[0]
+        assert note.review and "not named like an id" in note.message and "other candidates" not in note.message
+    assert links_of(proposal.schema) == {("tx", "cid"): "customers"}
+
+
 # --------------------------------------------------------------------------- foreign keys
 
 
