@@ -320,7 +320,6 @@ def _propose_primary_key(table: str, frame: pd.DataFrame, tables, notes: list[No
             rank, why = 4, "whole numbers, though not named like an id"
         else:
             rank, why = 5, "text, though not named like an id"
-
         ranked.append((rank, position, column, why))
     if not ranked:
         entity = _singular(_snake(table)) or "row"
