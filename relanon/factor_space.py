@@ -301,8 +301,9 @@ def restore_numeric(values: np.ndarray, missing: np.ndarray, stats: NumericStati
     """Float values (and a missing mask) back to the column's original dtype.
 
     Integers are rounded, continuous values to the column's precision (``decimals``); datetimes
-    are rounded to the column's time step and converted back to their unit and time zone; nullable dtypes get ``pd.NA``. A numeric column that was stored as
-    text comes back as float64 (continuous) or Int64 (integer).
+    are rounded to the column's time step and converted back to their unit and time zone;
+    nullable dtypes get ``pd.NA``. A numeric column that was stored as text comes back as float64
+    (continuous) or Int64 (integer).
 
     Examples
     --------
