@@ -99,29 +99,19 @@ def _parser() -> argparse.ArgumentParser:
         "Measure privacy and utility of an anonymized database against its original.",
         _evaluate,
     )
-    evaluate.add_argument("schema", help="the schema file shared by both databases")
-    evaluate.add_argument("--original", required=True, help="the original database")
-    evaluate.add_argument("--anonymized", required=True, help="the anonymized database")
-    evaluate.add_argument("--format", choices=["csv", "parquet", "sqlite"], help="storage format (default: detected)")
+    _add_comparison_arguments(evaluate)
     evaluate.add_argument("--report", help="also write report.html and metrics.json to this folder")
     evaluate.add_argument("--json", help="write the detailed metrics as JSON to this file")
-    evaluate.add_argument("--sample-size", type=int, default=None, help="rows sampled per table for the distance metrics")
-    evaluate.add_argument("--seed", type=int, default=0, help="seed of the metric sampling")
-    evaluate.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    _add_sampling_arguments(evaluate)
 
     report = command(
         "report",
         "Write report.html and metrics.json comparing an anonymized database with its original.",
         _report,
     )
-    report.add_argument("schema", help="the schema file shared by both databases")
-    report.add_argument("--original", required=True, help="the original database")
-    report.add_argument("--anonymized", required=True, help="the anonymized database")
+    _add_comparison_arguments(report)
     report.add_argument("--out", required=True, help="folder for report.html and metrics.json")
-    report.add_argument("--format", choices=["csv", "parquet", "sqlite"], help="storage format (default: detected)")
-    report.add_argument("--sample-size", type=int, default=None, help="rows sampled per table for the distance metrics")
-    report.add_argument("--seed", type=int, default=0, help="seed of the metric sampling")
-    report.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    _add_sampling_arguments(report)
 
     audit = command("audit", "Audit k-anonymity, re-identification risk and l-diversity of a release.", _audit)
     audit.add_argument("schema", help="the schema file (declares quasi_identifiers and sensitive columns)")
@@ -133,6 +123,21 @@ def _parser() -> argparse.ArgumentParser:
     audit.add_argument("--max-risk", type=float, default=0.2, help="largest acceptable re-identification risk (default 0.2)")
     audit.add_argument("--json", help="write the audit as JSON to this file")
     return parser
+
+
+def _add_comparison_arguments(sub) -> None:
+    """The two databases compared by ``evaluate`` and ``report``, and their schema."""
+    sub.add_argument("schema", help="the schema file shared by both databases")
+    sub.add_argument("--original", required=True, help="the original database")
+    sub.add_argument("--anonymized", required=True, help="the anonymized database")
+    sub.add_argument("--format", choices=["csv", "parquet", "sqlite"], help="storage format (default: detected)")
+
+
+def _add_sampling_arguments(sub) -> None:
+    """How ``evaluate`` and ``report`` sample rows for the distance metrics, and their progress."""
+    sub.add_argument("--sample-size", type=int, default=None, help="rows sampled per table for the distance metrics")
+    sub.add_argument("--seed", type=int, default=0, help="seed of the metric sampling")
+    sub.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
 
 
 # --------------------------------------------------------------------------- commands

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from relanon import linking
 from relanon.deassociate import anatomize, bucketize, companion_name
 from relanon.errors import DataError, Problem
 from relanon.graph import Link, child_links, parent_links, topological_order
@@ -405,8 +406,6 @@ def _avoid_source_keys(keys: np.ndarray, source_keys: np.ndarray, rng: np.random
 
 def _relink(schema: Schema, link: Link, original: dict, releases: dict, rng) -> pd.Series:
     """The new foreign key of every released row of ``link.child``."""
-    from relanon import linking
-
     child, parent = releases[link.child], releases[link.parent]
     parent_table = schema[link.parent]
     parent_keys = parent.frame[parent_table.primary_key]
@@ -422,7 +421,7 @@ def _relink(schema: Schema, link: Link, original: dict, releases: dict, rng) -> 
         has_parent = _has_parent(link, original, child)
         target = np.full(len(child.frame), -1)
         if has_parent.any() and len(parent.frame):
-            target[has_parent] = _match(schema, link, original, child, parent, has_parent, rng, linking)
+            target[has_parent] = _match(schema, link, original, child, parent, has_parent, rng)
     linked = target >= 0
     values = np.full(len(target), None, dtype=object)
     values[linked] = parent_keys.to_numpy(dtype=object)[target[linked]]
@@ -461,7 +460,7 @@ def _has_parent(link: Link, original: dict, child: TableRelease) -> np.ndarray:
     return pd.notna(fk)
 
 
-def _match(schema, link: Link, original, child: TableRelease, parent: TableRelease, has_parent, rng, linking):
+def _match(schema, link: Link, original, child: TableRelease, parent: TableRelease, has_parent, rng):
     """Released parent row for each child row that has a parent, by the link's method."""
     parent_table = schema[link.parent]
     columns = {c.name: c.type for c in parent_table.released_columns if c.name in parent.frame.columns}

@@ -214,13 +214,8 @@ def row_direct_match_protection(original: pd.DataFrame, avatars: pd.DataFrame, c
     >>> row_direct_match_protection(o, pd.DataFrame({"a": [2, 2, 9, 9]})).value
     75.0
     """
-    names = list(column_types(columns)[0]) if columns is not None else list(original.columns)
-    check_columns_present(original, names, "original")
-    check_columns_present(avatars, names, "avatars")
-    released = avatars[names]
-    mismatched = [c for c in names if released[c].dtype != original[c].dtype]
-    if mismatched:
-        released = released.astype({c: original[c].dtype for c in mismatched})
+    names = _compared_columns(original, avatars, columns)
+    released = _as_original_dtypes(original, avatars, names)
     original_hashes = pd.util.hash_pandas_object(original[names], index=False).to_numpy()
     avatar_hashes = pd.util.hash_pandas_object(released, index=False).to_numpy()
     found = np.isin(original_hashes, avatar_hashes)
@@ -249,17 +244,13 @@ def column_direct_match_protection(original: pd.DataFrame, avatars: pd.DataFrame
     >>> m.value, m.breakdown["per_column"]
     (50.0, {'age': 50.0, 'blood': 50.0})
     """
-    names = list(column_types(columns)[0]) if columns is not None else list(original.columns)
-    check_columns_present(original, names, "original")
-    check_columns_present(avatars, names, "avatars")
+    names = _compared_columns(original, avatars, columns)
+    released = _as_original_dtypes(original, avatars, names)
     per_column, singles = {}, {}
     for column in names:
         counts = original[column].value_counts(dropna=True)
         unique_values = counts.index[counts.to_numpy() == 1]
-        released = avatars[column]
-        if released.dtype != original[column].dtype:
-            released = released.astype(original[column].dtype)
-        found = pd.Index(unique_values).isin(released.dropna().unique())
+        found = pd.Index(unique_values).isin(released[column].dropna().unique())
         singles[column] = int(len(unique_values))
         per_column[column] = float(100.0 * (1.0 - found.mean())) if len(unique_values) else 100.0
     value = min(per_column.values()) if per_column else float("nan")
@@ -271,6 +262,21 @@ def column_direct_match_protection(original: pd.DataFrame, avatars: pd.DataFrame
         "(weakest column).",
         {"per_column": per_column, "singling_values": singles},
     )
+
+
+def _compared_columns(original: pd.DataFrame, avatars: pd.DataFrame, columns) -> list:
+    """The declared columns (all of the original's when none are declared), present on both sides."""
+    names = list(column_types(columns)[0]) if columns is not None else list(original.columns)
+    check_columns_present(original, names, "original")
+    check_columns_present(avatars, names, "avatars")
+    return names
+
+
+def _as_original_dtypes(original: pd.DataFrame, avatars: pd.DataFrame, names) -> pd.DataFrame:
+    """The avatars' ``names`` columns in the original dtypes, so that equal values compare equal."""
+    released = avatars[names]
+    mismatched = [c for c in names if released[c].dtype != original[c].dtype]
+    return released.astype({c: original[c].dtype for c in mismatched}) if mismatched else released
 
 
 # --------------------------------------------------------------------------- inference attack
