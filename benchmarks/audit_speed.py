@@ -16,14 +16,14 @@ import time
 import numpy as np
 import pandas as pd
 
-from relanon.audit import (
+from relanon.audit.checks import (
     audit_database,
     k_anonymity,
     l_diversity,
     reidentification_risk,
 )
-from relanon.deassociate import anatomize, bucketize
-from relanon.schema import load_schema
+from relanon.engine.deassociate import anatomize, bucketize
+from relanon.schema.model import load_schema
 
 QUASI_IDENTIFIERS = ["age", "sex", "zip", "admitted"]
 

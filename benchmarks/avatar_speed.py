@@ -43,7 +43,7 @@ def mixed_table(n: int, seed: int = 0) -> pd.DataFrame:
 
 
 def run_one(n: int) -> dict:
-    from relanon.avatar import avatarize
+    from relanon.engine.avatar import avatarize
 
     table = mixed_table(n)
     start = time.perf_counter()

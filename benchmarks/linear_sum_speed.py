@@ -1,4 +1,4 @@
-"""Time, memory and optimality gap of linear_sum matching (relanon.linking.match_linear_sum).
+"""Time, memory and optimality gap of linear_sum matching (relanon.multitable.linking.match_linear_sum).
 
 Coordinates are realistic for a 5-dimension factor space: parents drawn from 6 Gaussian clusters
 whose axes shrink like principal components (standard deviations 1, 0.7, 0.49, ...); each parent
@@ -32,7 +32,7 @@ from scipy.optimize import linear_sum_assignment
 from scipy.spatial import cKDTree
 from scipy.spatial.distance import cdist
 
-from relanon import linking
+from relanon.multitable import linking
 
 DIMENSIONS = 5
 CHILDREN_PER_PARENT = 3

@@ -22,7 +22,7 @@ CHILD = "--child"
 
 def measure(scale: float) -> dict:
     from relanon import anonymize, datasets
-    from relanon.progress import Progress, _Step
+    from relanon.common.progress import Progress, _Step
 
     class MeasuredStep(_Step):
         def __enter__(self):

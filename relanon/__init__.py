@@ -13,21 +13,13 @@ The names a user needs::
 from importlib.metadata import PackageNotFoundError, version
 
 from relanon import datasets, metrics
-from relanon.audit import (
-    audit_database,
-    k_anonymity,
-    l_diversity,
-    reidentification_risk,
-)
-from relanon.avatar import avatarize
-from relanon.deassociate import anatomize, bucketize
-from relanon.errors import DataError, ParameterError, RelanonError, SchemaError
-from relanon.factor_space import FactorSpace
-from relanon.io import read_database, write_database
+from relanon.audit import audit_database, k_anonymity, l_diversity, reidentification_risk
+from relanon.common.errors import DataError, ParameterError, RelanonError, SchemaError
+from relanon.engine import FactorSpace, anatomize, avatarize, bucketize
 from relanon.metrics.scenarios import evaluate
-from relanon.pipeline import anonymize
-from relanon.release import write_release
+from relanon.multitable import anonymize, write_release
 from relanon.schema import Schema, dump_schema, load_schema
+from relanon.stores import read_database, write_database
 
 try:
     __version__ = version("relanon")

@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from relanon.errors import ProblemsError, RelanonError
+from relanon.common.errors import ProblemsError, RelanonError
 
 EPILOG = {
     "validate": "example:\n  relanon validate schema.yaml --data data/",
@@ -144,9 +144,9 @@ def _add_sampling_arguments(sub) -> None:
 
 
 def _validate(args) -> int:
-    from relanon.graph import connected_groups
-    from relanon.io import read_database
-    from relanon.schema import load_schema
+    from relanon.schema.graph import connected_groups
+    from relanon.schema.model import load_schema
+    from relanon.stores.io import read_database
 
     schema = load_schema(args.schema)
     print(f"schema {args.schema}: valid ({len(schema)} tables)")
@@ -162,7 +162,7 @@ def _validate(args) -> int:
 
 
 def _graph_summary(schema, database) -> str:
-    from relanon.graph import parent_links, topological_order
+    from relanon.schema.graph import parent_links, topological_order
 
     lines = []
     for name in topological_order(schema):
@@ -175,14 +175,14 @@ def _graph_summary(schema, database) -> str:
 
 
 def _init(args) -> int:
-    from relanon.inference import propose_schema
-    from relanon.io import read_tables
+    from relanon.schema.proposal import propose_schema
+    from relanon.stores.io import read_tables
 
     tables = read_tables(args.data, format=args.format)
     proposal = propose_schema(tables, name=args.name or Path(args.data).stem)
     text = proposal.to_yaml()
     if args.out:
-        from relanon.atomic import refuse_overwriting_input, write_text_atomically
+        from relanon.common.atomic import refuse_overwriting_input, write_text_atomically
 
         refuse_overwriting_input(args.out, args.data)
         write_text_atomically(Path(args.out), text)
@@ -193,11 +193,11 @@ def _init(args) -> int:
 
 
 def _anonymize(args) -> int:
-    from relanon.io import detect_format, read_database
-    from relanon.pipeline import anonymize
-    from relanon.progress import Progress
-    from relanon.release import write_release
-    from relanon.schema import load_schema
+    from relanon.common.progress import Progress
+    from relanon.multitable.pipeline import anonymize
+    from relanon.multitable.release import write_release
+    from relanon.schema.model import load_schema
+    from relanon.stores.io import detect_format, read_database
 
     progress = Progress(quiet=args.quiet)
     schema = load_schema(args.schema)
@@ -217,11 +217,11 @@ def _anonymize(args) -> int:
 
 def _demo(args) -> int:
     from relanon import datasets
-    from relanon.io import write_database
-    from relanon.pipeline import anonymize
-    from relanon.progress import Progress
-    from relanon.release import write_release
-    from relanon.schema import dump_schema
+    from relanon.common.progress import Progress
+    from relanon.multitable.pipeline import anonymize
+    from relanon.multitable.release import write_release
+    from relanon.schema.model import dump_schema
+    from relanon.stores.io import write_database
 
     progress = Progress(quiet=args.quiet)
     out = Path(args.out)
@@ -250,7 +250,7 @@ def _evaluate(args) -> int:
     print(evaluation.privacy_matrix_text())
     print(evaluation.signal_matrix_text())
     if args.json:
-        from relanon.atomic import write_text_atomically
+        from relanon.common.atomic import write_text_atomically
 
         write_text_atomically(Path(args.json), evaluation.to_json())
         print(f"metrics written to {args.json}")
@@ -268,10 +268,10 @@ def _report(args) -> int:
 
 def _evaluate_pair(args):
     """Evaluate two databases read from disk (no private pairing: the run is not known)."""
-    from relanon.io import read_database
+    from relanon.common.progress import Progress
     from relanon.metrics.scenarios import evaluate
-    from relanon.progress import Progress
-    from relanon.schema import load_schema
+    from relanon.schema.model import load_schema
+    from relanon.stores.io import read_database
 
     schema = load_schema(args.schema)
     original = read_database(args.original, schema, format=args.format)
@@ -281,9 +281,9 @@ def _evaluate_pair(args):
 
 
 def _audit(args) -> int:
-    from relanon.audit import audit_database
-    from relanon.io import read_database
-    from relanon.schema import load_schema
+    from relanon.audit.checks import audit_database
+    from relanon.schema.model import load_schema
+    from relanon.stores.io import read_database
 
     schema = load_schema(args.schema)
     database = read_database(args.data, schema, format=args.format)
@@ -292,7 +292,7 @@ def _audit(args) -> int:
     if args.json:
         import json
 
-        from relanon.atomic import refuse_overwriting_input, write_text_atomically
+        from relanon.common.atomic import refuse_overwriting_input, write_text_atomically
 
         refuse_overwriting_input(args.json, args.data)
         write_text_atomically(Path(args.json), json.dumps(report.to_dict(), indent=2, default=str) + "\n")
@@ -315,7 +315,7 @@ def _evaluate_result(schema, database, result, sample_size, seed, progress):
 
 
 def _write_report(evaluation, folder: Path, inputs) -> Path:
-    from relanon.report import write_report
+    from relanon.present.report import write_report
 
     return write_report(evaluation, folder, inputs=inputs)
 

@@ -30,8 +30,8 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from relanon.errors import ParameterError
-from relanon.schema import Schema, load_schema
+from relanon.common.errors import ParameterError
+from relanon.schema.model import Schema, load_schema
 
 REFERENCE_DATE = np.datetime64("2024-01-01", "D")
 """Ages are measured on this day, and every visit happens before it."""

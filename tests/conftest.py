@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from relanon.schema import load_schema
+from relanon.schema.model import load_schema
 
 # scripts that produced the golden files, run once in their own environment (they import pycanon)
 collect_ignore = ["golden"]
@@ -63,7 +63,7 @@ def clinic_schema():
 
 @pytest.fixture
 def clinic_database():
-    """A database with the dtypes a checked database has (see relanon.validation).
+    """A database with the dtypes a checked database has (see relanon.schema.validation).
 
     Holds missing values in every nullable type, an aware datetime, codes with leading zeros,
     the literal category ``"NA"``, an integer-coded category and a nullable foreign key.

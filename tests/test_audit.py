@@ -1,4 +1,4 @@
-"""Tests of relanon.audit: seed 001 rule by rule, seed 002's risk, l-diversity, views across links."""
+"""Tests of relanon.audit.checks: seed 001 rule by rule, seed 002's risk, l-diversity, views across links."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relanon.audit import (
+from relanon.audit.checks import (
     SIZE_COLUMN,
     AuditReport,
     audit_database,
@@ -22,9 +22,9 @@ from relanon.audit import (
     l_diversity,
     reidentification_risk,
 )
-from relanon.errors import AuditError, DataError, ParameterError
-from relanon.exact import exact_codes, uncomparable_reason
-from relanon.schema import load_schema
+from relanon.common.errors import AuditError, DataError, ParameterError
+from relanon.common.exact import exact_codes, uncomparable_reason
+from relanon.schema.model import load_schema
 
 GOLDEN = Path(__file__).parent / "golden" / "pycanon"
 
@@ -580,7 +580,7 @@ def anatomized_schema():
 
 
 def test_an_anatomized_release_is_checked_per_group_from_its_counts():
-    from relanon.deassociate import anatomize
+    from relanon.engine.deassociate import anatomize
 
     people = pd.DataFrame({"id": range(8), "sex": list("FFFFMMMM"), "religion": list("aabbccdd")})
     result = anatomize(people, "religion", l=2, key="id", random_state=0)
@@ -626,8 +626,8 @@ def test_demo_audit_reports_the_patient_with_a_unique_visit_count(demo):
 
 def test_relanon_audit_command_gates_a_release_on_the_demo(demo, tmp_path, capsys):
     cli = pytest.importorskip("relanon.cli")
-    io = pytest.importorskip("relanon.io")
-    from relanon.schema import dump_schema
+    io = pytest.importorskip("relanon.stores.io")
+    from relanon.schema.model import dump_schema
 
     schema, db = demo
     schema_path = tmp_path / "hospital.yaml"
@@ -646,8 +646,8 @@ def test_relanon_audit_command_gates_a_release_on_the_demo(demo, tmp_path, capsy
 
 def test_relanon_audit_command_passes_when_thresholds_hold(tmp_path, capsys):
     cli = pytest.importorskip("relanon.cli")
-    io = pytest.importorskip("relanon.io")
-    from relanon.schema import dump_schema
+    io = pytest.importorskip("relanon.stores.io")
+    from relanon.schema.model import dump_schema
 
     schema = load_schema({"relanon": 1, "tables": {"people": {"primary_key": "id", "columns": {"sex": "categorical"}, "quasi_identifiers": ["sex"]}}})
     people = pd.DataFrame({"id": range(10), "sex": ["F", "M"] * 5})

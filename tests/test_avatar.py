@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 from scipy.spatial.distance import cdist
 
-from relanon.avatar import AvatarResult, avatarize, neighbour_weights
-from relanon.errors import DataError, ParameterError
-from relanon.neighbours import count_strictly_closer, cross_neighbours, self_neighbours
-from relanon.schema import Column
+from relanon.common.errors import DataError, ParameterError
+from relanon.engine.avatar import AvatarResult, avatarize, neighbour_weights
+from relanon.engine.neighbours import count_strictly_closer, cross_neighbours, self_neighbours
+from relanon.schema.model import Column
 
 TYPES = {
     "height": "continuous",

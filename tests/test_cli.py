@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from relanon.cli import main
-from relanon.schema import load_schema
+from relanon.schema.model import load_schema
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +121,7 @@ def test_report_and_audit_of_an_anatomized_release(demo_folder, tmp_path, capsys
     patients.update(quasi_identifiers=["sex", "smoker"], sensitive=["bmi"],
                     anonymize={"method": "anatomize", "sensitive": "blood_type", "l": 2})
     schema = tmp_path / "schema.yaml"
-    from relanon.schema import dump_schema
+    from relanon.schema.model import dump_schema
 
     dump_schema(load_schema(data), schema)
     released = tmp_path / "released"

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from relanon.common.errors import ParameterError
 from relanon.datasets import (
     DRUGS,
     RARE_SPECIALTY,
@@ -15,8 +16,7 @@ from relanon.datasets import (
     hospital,
     hospital_schema,
 )
-from relanon.errors import ParameterError
-from relanon.validation import check_database
+from relanon.schema.validation import check_database
 
 EXPECTED_DTYPES = {
     "hospitals": {"hospital_id": "int64", "name": "str", "city": "str", "region": "str", "beds": "int64",

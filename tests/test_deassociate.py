@@ -1,4 +1,4 @@
-"""Tests of relanon.deassociate: anatomization (seed 000's worked example and algorithm) and bucketization."""
+"""Tests of relanon.engine.deassociate: anatomization (seed 000's worked example and algorithm) and bucketization."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relanon.audit import group_l_diversity, k_anonymity, l_diversity
-from relanon.deassociate import anatomize, bucketize
-from relanon.errors import DataError, ParameterError
+from relanon.audit.checks import group_l_diversity, k_anonymity, l_diversity
+from relanon.common.errors import DataError, ParameterError
+from relanon.engine.deassociate import anatomize, bucketize
 
 SEED_COUNTS = {
     "None": 75,

@@ -10,15 +10,15 @@ import pytest
 from sklearn.decomposition import PCA
 from sklearn.preprocessing import StandardScaler
 
-import relanon.factor_space as factor_space
-from relanon.errors import DataError, ParameterError
-from relanon.factor_space import (
+import relanon.engine.factor_space as factor_space
+from relanon.common.errors import DataError, ParameterError
+from relanon.engine.factor_space import (
     FactorSpace,
     column_types,
     numeric_values,
     restore_numeric,
 )
-from relanon.schema import Column
+from relanon.schema.model import Column
 
 MIXED = {"height": "continuous", "age": "integer", "blood": "categorical", "smoker": "boolean"}
 

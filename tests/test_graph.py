@@ -1,6 +1,6 @@
 """The schema graph: edges, order, links, groups."""
 
-from relanon.graph import (
+from relanon.schema.graph import (
     Link,
     all_links,
     child_links,
@@ -10,7 +10,7 @@ from relanon.graph import (
     top_tables,
     topological_order,
 )
-from relanon.schema import load_schema
+from relanon.schema.model import load_schema
 
 
 def schema():

@@ -8,12 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from relanon.common.errors import DataError, ParameterError
 from relanon.datasets import hospital
-from relanon.errors import DataError, ParameterError
-from relanon.inference import propose_schema
-from relanon.io import read_tables, write_database
-from relanon.schema import load_schema
-from relanon.validation import check_database, database_problems
+from relanon.schema.model import load_schema
+from relanon.schema.proposal import propose_schema
+from relanon.schema.validation import check_database, database_problems
+from relanon.stores.io import read_tables, write_database
 
 
 @pytest.fixture(scope="module")

@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import relanon.io
-from relanon.errors import DataError, ParameterError, StorageError
-from relanon.io import detect_format, read_database, read_tables, write_database
-from relanon.schema import load_schema
+import relanon.stores.io
+from relanon.common.errors import DataError, ParameterError, StorageError
+from relanon.schema.model import load_schema
+from relanon.stores.io import detect_format, read_database, read_tables, write_database
 
 OUTPUTS = {"csv": "clinic", "parquet": "clinic", "sqlite": "clinic.sqlite"}
 
@@ -397,5 +397,5 @@ def test_a_million_rows_are_written_read_and_checked_in_seconds(tmp_path, fmt):
 
 
 def test_docstring_examples_run():
-    failures, tried = doctest.testmod(relanon.io, optionflags=doctest.NORMALIZE_WHITESPACE)
+    failures, tried = doctest.testmod(relanon.stores.io, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert tried > 0 and failures == 0

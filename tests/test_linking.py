@@ -1,4 +1,4 @@
-"""Tests of relanon.linking: children per parent, and the three matching methods."""
+"""Tests of relanon.multitable.linking: children per parent, and the three matching methods."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import cdist
 
-from relanon import linking
-from relanon.errors import ParameterError
-from relanon.linking import (
+from relanon.common.errors import ParameterError
+from relanon.multitable import linking
+from relanon.multitable.linking import (
     SensitiveMatchWarning,
     allocate_counts,
     match_linear_sum,

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from relanon.avatar import avatarize
-from relanon.errors import ParameterError
+from relanon.common.errors import ParameterError
+from relanon.engine.avatar import avatarize
 from relanon.metrics import (
     Metric,
     closer_avatar_counts,

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from relanon import datasets
-from relanon.errors import DataError
-from relanon.graph import all_links
-from relanon.pipeline import SensitiveChoiceWarning, anonymize
-from relanon.schema import load_schema
-from relanon.validation import check_database
+from relanon.common.errors import DataError
+from relanon.multitable.pipeline import SensitiveChoiceWarning, anonymize
+from relanon.schema.graph import all_links
+from relanon.schema.model import load_schema
+from relanon.schema.validation import check_database
 
 
 def run(schema, database, seed=0):
@@ -330,7 +330,7 @@ def test_k_larger_than_a_small_table_is_lowered_with_a_warning():
 
 
 def test_progress_lines_and_quiet():
-    from relanon.progress import Progress
+    from relanon.common.progress import Progress
 
     schema, database = datasets.hospital(scale=0.02, seed=1)
     lines = []

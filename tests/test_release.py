@@ -9,13 +9,13 @@ import pandas as pd
 import pytest
 
 from relanon import datasets
-from relanon.audit import audit_database
-from relanon.errors import StorageError
-from relanon.graph import all_links
-from relanon.io import read_database
-from relanon.pipeline import SensitiveChoiceWarning, anonymize
-from relanon.release import write_release
-from relanon.schema import load_schema
+from relanon.audit.checks import audit_database
+from relanon.common.errors import StorageError
+from relanon.multitable.pipeline import SensitiveChoiceWarning, anonymize
+from relanon.multitable.release import write_release
+from relanon.schema.graph import all_links
+from relanon.schema.model import load_schema
+from relanon.stores.io import read_database
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +130,7 @@ def test_a_run_bucketizing_one_table(small_demo):
 
 
 def test_anatomization_that_cannot_be_done_names_the_table(small_demo):
-    from relanon.errors import DataError
+    from relanon.common.errors import DataError
 
     schema, database = small_demo
     changed = with_methods(schema, patients={"sensitive": ["bmi"],

@@ -16,11 +16,10 @@ import pandas as pd
 import pytest
 
 from relanon import datasets
-from relanon.errors import ParameterError, StorageError
-from relanon.graph import all_links
+from relanon.common.errors import ParameterError, StorageError
 from relanon.metrics.scenarios import evaluate
-from relanon.pipeline import LinkReport
-from relanon.report import (
+from relanon.multitable.pipeline import LinkReport
+from relanon.present.report import (
     INSTALL_HINT,
     MAX_COLUMNS,
     _category_shares,
@@ -31,6 +30,7 @@ from relanon.report import (
     render_html,
     write_report,
 )
+from relanon.schema.graph import all_links
 
 VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
 DATA_URI = re.compile(r"data:image/png;base64,[A-Za-z0-9+/=]+")
@@ -60,10 +60,10 @@ def _stand_in(schema, database, seed=0):
 
 def _evaluation(schema, database):
     try:
-        import relanon.linking  # noqa: F401 - the full run needs it
+        import relanon.multitable.linking  # noqa: F401 - the full run needs it
     except ImportError:
         return evaluate(schema, database, _stand_in(schema, database), progress=False)
-    from relanon.pipeline import anonymize
+    from relanon.multitable.pipeline import anonymize
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -278,11 +278,11 @@ def test_render_refuses_what_is_not_an_evaluation():
 def test_matplotlib_is_imported_only_to_draw_and_pyplot_never():
     code = (
         "import sys\n"
-        "import relanon.report as r\n"
+        "import relanon.present.report as r\n"
         "assert 'matplotlib' not in sys.modules, 'imported at module import'\n"
         "import pandas as pd\n"
         "from relanon.metrics.scenarios import evaluate\n"
-        "from relanon.schema import load_schema\n"
+        "from relanon.schema.model import load_schema\n"
         "s = load_schema({'relanon': 1, 'tables': {'people': {'primary_key': 'id', 'individual': True,\n"
         "                 'columns': {'age': 'integer', 'sex': 'categorical'}}}})\n"
         "db = {'people': pd.DataFrame({'id': range(30), 'age': range(30), 'sex': ['F', 'M', 'M'] * 10})}\n"
@@ -349,7 +349,7 @@ def test_category_shares_top_modalities_other_and_missing(monkeypatch):
     assert shares.labels == ("a", "b", "other", "missing")
     np.testing.assert_allclose(shares.original, [0.5, 0.25, 0.0, 0.25])
     np.testing.assert_allclose(shares.released, [0.25, 0.25, 0.5, 0.0])
-    monkeypatch.setattr("relanon.report.MAX_CATEGORIES", 1)
+    monkeypatch.setattr("relanon.present.report.MAX_CATEGORIES", 1)
     shares = _category_shares(original, released)
     assert shares.labels == ("a", "other", "missing")
     np.testing.assert_allclose(shares.original, [0.5, 0.25, 0.25])
@@ -400,14 +400,14 @@ def test_samples_are_bounded_and_seeded():
 def test_docstring_examples_run():
     import doctest
 
-    import relanon.report
+    import relanon.present.report
 
-    failures, tried = doctest.testmod(relanon.report, optionflags=doctest.NORMALIZE_WHITESPACE)
+    failures, tried = doctest.testmod(relanon.present.report, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert tried >= 3 and failures == 0
 
 
 def test_wide_table_draws_at_most_max_columns_and_names_the_others():
-    from relanon.schema import load_schema
+    from relanon.schema.model import load_schema
 
     names = [f"x{i:02d}" for i in range(MAX_COLUMNS + 2)]
     schema = load_schema({"relanon": 1, "tables": {"wide": {

@@ -11,15 +11,15 @@ import pytest
 
 from relanon import datasets
 from relanon.metrics.scenarios import evaluate
-from relanon.pipeline import (
+from relanon.multitable.pipeline import (
     AnonymizationResult,
     LinkReport,
     SensitiveChoiceWarning,
     TableRelease,
     anonymize,
 )
-from relanon.schema import load_schema
-from relanon.views import views
+from relanon.multitable.views import views
+from relanon.schema.model import load_schema
 
 SCHEMA = load_schema({"relanon": 1, "tables": {
     "patients": {"primary_key": "id", "individual": True, "columns": {"age": "continuous"}},

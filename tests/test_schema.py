@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from relanon.errors import SchemaError
-from relanon.schema import Anonymization, Column, ForeignKey, dump_schema, load_schema
+from relanon.common.errors import SchemaError
+from relanon.schema.model import Anonymization, Column, ForeignKey, dump_schema, load_schema
 
 EXAMPLE = """
 relanon: 1
@@ -235,7 +235,7 @@ def test_schema_lookup_error_lists_tables():
 def test_published_json_schema_is_valid():
     import jsonschema
 
-    from relanon.schema import json_schema
+    from relanon.schema.model import json_schema
 
     jsonschema.Draft202012Validator.check_schema(json_schema())
 

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import relanon.validation
-from relanon.errors import DataError, ParameterError
-from relanon.schema import load_schema
-from relanon.validation import (
+import relanon.schema.validation
+from relanon.common.errors import DataError, ParameterError
+from relanon.schema.model import load_schema
+from relanon.schema.validation import (
     MISSING_MARKERS,
     check_database,
     coerce_database,
@@ -453,5 +453,5 @@ def test_a_million_text_rows_are_checked_in_seconds():
 
 
 def test_docstring_examples_run():
-    failures, tried = doctest.testmod(relanon.validation, optionflags=doctest.NORMALIZE_WHITESPACE)
+    failures, tried = doctest.testmod(relanon.schema.validation, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert tried > 0 and failures == 0

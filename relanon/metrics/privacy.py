@@ -1,6 +1,6 @@
 """Privacy metrics of a single table's release (DESIGN section 4).
 
-Distances are measured in a :class:`~relanon.factor_space.FactorSpace` fitted on the *original*
+Distances are measured in a :class:`~relanon.engine.factor_space.FactorSpace` fitted on the *original*
 table (its first ``ncp`` axes), where the avatars are placed with the statistics of the originals.
 
 On large tables the distance metrics are computed for a seeded random sample of ``sample_size``
@@ -14,16 +14,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from relanon.errors import ParameterError
-from relanon.factor_space import (
+from relanon.common.errors import ParameterError
+from relanon.engine.factor_space import (
     CATEGORICAL_KINDS,
     FactorSpace,
     check_columns_present,
     column_types,
     numeric_values,
 )
+from relanon.engine.neighbours import count_strictly_closer, cross_neighbours
 from relanon.metrics.base import HIGHER, TARGETS, Metric
-from relanon.neighbours import count_strictly_closer, cross_neighbours
 
 DEFAULT_SAMPLE_SIZE = 10_000
 

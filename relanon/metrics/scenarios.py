@@ -1,7 +1,7 @@
 """Multi-table evaluation: privacy and signal per table and across links, and the summary matrices.
 
 Scenarios (seed 004), each computed on the original database and on the anonymized one, every side
-with its own links (see :mod:`relanon.views`):
+with its own links (see :mod:`relanon.multitable.views`):
 
 - privacy, for every individual table T: ``STANDALONE(T)``, ``TO_TOP_ENRICHED(T, C)`` for each child
   C, ``TO_BOTTOM_PROPAGATED(T, P)`` for each parent P;
@@ -12,7 +12,7 @@ with its own links (see :mod:`relanon.views`):
   mean and max side by side) and referential integrity.
 
 The hidden rate and the local cloaking need the private pairing of anonymized and original rows,
-which only the run that produced the release holds (:class:`relanon.pipeline.AnonymizationResult`);
+which only the run that produced the release holds (:class:`relanon.multitable.pipeline.AnonymizationResult`);
 without it the other metrics are computed and the evaluation says which are missing.
 """
 
@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from relanon.graph import all_links
+from relanon.common.progress import as_progress
 from relanon.metrics.base import LOWER, TARGETS, Metric
 from relanon.metrics.privacy import DEFAULT_SAMPLE_SIZE, privacy
 from relanon.metrics.signal import (
@@ -34,9 +34,9 @@ from relanon.metrics.signal import (
     hellinger_distances,
     signal,
 )
-from relanon.progress import as_progress
-from relanon.schema import Schema
-from relanon.views import STANDALONE, TO_BOTTOM_PROPAGATED, TO_TOP_ENRICHED, View, views
+from relanon.multitable.views import STANDALONE, TO_BOTTOM_PROPAGATED, TO_TOP_ENRICHED, View, views
+from relanon.schema.graph import all_links
+from relanon.schema.model import Schema
 
 PRIVACY_HEADLINES = ("hidden_rate", "distance_to_closest")  # the second when the pairing is unknown
 PAIRING_METRICS = ("hidden_rate", "local_cloaking")
@@ -145,7 +145,7 @@ def evaluate(schema: Schema, original, anonymized, result=None, *, sample_size: 
     schema : Schema
         The schema shared by both databases.
     original, anonymized : dict of DataFrame
-        The databases, typed as :func:`relanon.io.read_database` returns them.
+        The databases, typed as :func:`relanon.stores.io.read_database` returns them.
     result : AnonymizationResult, optional
         The run that produced ``anonymized``; it holds the private pairing that the hidden rate and
         local cloaking need, and the link methods used.

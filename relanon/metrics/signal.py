@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from relanon.factor_space import (
+from relanon.engine.factor_space import (
     NUMERIC_KINDS,
     check_columns_present,
     column_types,

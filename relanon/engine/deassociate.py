@@ -20,11 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from relanon.audit import COUNT_COLUMN, GROUP_COLUMN
-from relanon.errors import DataError, ParameterError, Problem, format_examples
-from relanon.exact import exact_codes, uncomparable_reason
-
-BUCKET_COLUMN = "bucket_id"
+from relanon.common.errors import DataError, ParameterError, Problem, format_examples
+from relanon.common.exact import exact_codes, uncomparable_reason
+from relanon.schema.shapes import BUCKET_COLUMN, COUNT_COLUMN, GROUP_COLUMN
 
 
 @dataclass(frozen=True, eq=False)
@@ -417,58 +415,3 @@ def _integer(value, name: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ParameterError(f"{name} must be an integer of at least {minimum}, got {value!r}")
     return int(value)
-
-
-# --------------------------------------------------------------------------- released shapes
-
-
-def companion_name(table) -> str:
-    """Name of the sensitive table released beside an anatomized table."""
-    return f"{table.name}_sensitive"
-
-
-def released_table(table):
-    """The table as its de-associative method releases it.
-
-    Anatomization removes the sensitive column and adds the group id; bucketization adds the
-    bucket id. Other tables are returned unchanged.
-    """
-    from dataclasses import replace
-
-    from relanon.schema import Column
-
-    method = table.anonymize.method
-    if method == "anatomize":
-        sensitive = table.anonymize.sensitive[0]
-        columns = tuple(c for c in table.columns if c.name != sensitive)
-        return replace(table, columns=(Column(GROUP_COLUMN, "categorical"), *columns),
-                       sensitive=tuple(s for s in table.sensitive if s != sensitive))
-    if method == "bucketize":
-        return replace(table, columns=(*table.columns, Column(BUCKET_COLUMN, "categorical")))
-    return table
-
-
-def companion_table(table):
-    """The declaration of the sensitive table of an anatomized table: group id, value, count.
-
-    Its "primary key" is the group id, which is not unique there: the table is checked for types
-    only, not for key uniqueness.
-    """
-    from relanon.schema import Column, Table
-
-    sensitive = table.column(table.anonymize.sensitive[0])
-    return Table(
-        name=companion_name(table),
-        primary_key=GROUP_COLUMN,
-        columns=(Column(sensitive.name, sensitive.type), Column(COUNT_COLUMN, "integer")),
-    )
-
-
-def looks_released(table, frame) -> bool:
-    """Whether ``frame`` has the shape that ``table``'s de-associative method releases."""
-    method = table.anonymize.method
-    if method == "anatomize":
-        return GROUP_COLUMN in frame.columns and table.anonymize.sensitive[0] not in frame.columns
-    if method == "bucketize":
-        return BUCKET_COLUMN in frame.columns
-    return False

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import yaml
 
-from relanon.errors import Problem, SchemaError
+from relanon.common.errors import Problem, SchemaError
 
 COLUMN_TYPES = ("continuous", "integer", "categorical", "boolean", "datetime", "drop")
 NUMERIC_TYPES = ("continuous", "integer", "datetime")
@@ -266,7 +266,7 @@ def dump_schema(schema: Schema, path=None) -> str:
     else:
         text = yaml.safe_dump(data, sort_keys=False, default_flow_style=None, allow_unicode=True)
     if path is not None:
-        from relanon.atomic import write_text_atomically
+        from relanon.common.atomic import write_text_atomically
 
         write_text_atomically(Path(path), text)
     return text
@@ -677,7 +677,7 @@ def _source_problems(schema: Schema) -> list[Problem]:
 
 
 def _cycle_problems(schema: Schema) -> list[Problem]:
-    from relanon.graph import find_cycles
+    from relanon.schema.graph import find_cycles
 
     problems = []
     for cycle in find_cycles(schema):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import networkx as nx
 
 if TYPE_CHECKING:
-    from relanon.schema import Schema
+    from relanon.schema.model import Schema
 
 
 class Link(NamedTuple):
@@ -29,7 +29,7 @@ def schema_graph(schema: Schema) -> nx.MultiDiGraph:
 
     Examples
     --------
-    >>> from relanon.schema import load_schema
+    >>> from relanon.schema.model import load_schema
     >>> s = load_schema({"relanon": 1, "tables": {
     ...     "p": {"primary_key": "id"},
     ...     "c": {"primary_key": "id", "foreign_keys": [{"column": "p_id", "references": "p"}]}}})

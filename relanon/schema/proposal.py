@@ -29,8 +29,8 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from relanon.errors import DataError, ParameterError, Problem, format_examples
-from relanon.schema import Anonymization, Column, ForeignKey, Schema, Table, load_schema
+from relanon.common.errors import DataError, ParameterError, Problem, format_examples
+from relanon.schema.model import Anonymization, Column, ForeignKey, Schema, Table, load_schema
 
 ID_WORDS = ("id", "key", "uuid", "guid", "pk")
 WEAK_KEY_WORDS = ("code", "no", "nr", "num", "number", "ref", "reference", "identifier")
@@ -134,7 +134,7 @@ class Proposal:
         --------
         >>> import pandas as pd
         >>> proposal = propose_schema({"people": pd.DataFrame({"id": [1, 2, 3], "smoker": ["yes", "no", "no"]})})
-        >>> from relanon.schema import load_schema
+        >>> from relanon.schema.model import load_schema
         >>> text = proposal.to_yaml()
         >>> load_schema(text)["people"].types()
         {'smoker': 'boolean'}
@@ -157,7 +157,7 @@ def propose_schema(database: Mapping[str, pd.DataFrame], name: str | None = None
     ----------
     database : mapping of str to pandas.DataFrame
         The tables as read with pandas' own type inference (for example by
-        :func:`relanon.io.read_tables`), keyed by table name. Never modified.
+        :func:`relanon.stores.io.read_tables`), keyed by table name. Never modified.
     name : str, optional
         The database name written in the schema.
 

@@ -15,8 +15,8 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from relanon.errors import ParameterError
-from relanon.factor_space import (
+from relanon.common.errors import ParameterError
+from relanon.engine.factor_space import (
     NUMERIC_KINDS,
     FactorSpace,
     check_columns_present,
@@ -24,7 +24,7 @@ from relanon.factor_space import (
     numeric_values,
     restore_numeric,
 )
-from relanon.neighbours import self_neighbours
+from relanon.engine.neighbours import self_neighbours
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | No
               random_state=None, name: str = "table", drawn=()) -> AvatarResult:
     """Replace every record of ``table`` by an avatar (Guillaudeux et al., 2023).
 
-    1. The columns are projected in a :class:`~relanon.factor_space.FactorSpace` fitted on the table
+    1. The columns are projected in a :class:`~relanon.engine.factor_space.FactorSpace` fitted on the table
        (FAMD; missing values imputed, with temporary missing-value indicators).
     2. For each record ``i``, its ``k`` nearest other records ``j`` in the first ``ncp`` axes get the
        weights ``P_ij = 1 / (d_ij + 1e-9) * E_ij * 2 ** -r_ij`` with ``E_ij ~ Exp(1)`` and ``r_i`` a

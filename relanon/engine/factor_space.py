@@ -36,7 +36,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 from sklearn.base import BaseEstimator
 
-from relanon.errors import DataError, ParameterError, Problem, format_examples
+from relanon.common.errors import DataError, ParameterError, Problem, format_examples
 
 logger = logging.getLogger(__name__)
 
@@ -197,7 +197,7 @@ def numeric_values(series: pd.Series, kind: str, *, table: str = "table") -> np.
                 f"table {table!r} has a datetime column that does not hold dates",
                 [Problem(
                     f"declared datetime but holds {dtype} values; parse it first (pandas.to_datetime, "
-                    "or relanon.validation.check_database which applies the schema's types)",
+                    "or relanon.schema.validation.check_database which applies the schema's types)",
                     table, name, tuple(series.dropna().unique()[:5]),
                 )],
             )

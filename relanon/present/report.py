@@ -30,12 +30,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from relanon.atomic import atomic_directory, refuse_overwriting_input
-from relanon.errors import ParameterError, RelanonError, StorageError
-from relanon.factor_space import NUMERIC_KINDS, FactorSpace, numeric_values
-from relanon.graph import all_links
+from relanon.common.atomic import atomic_directory, refuse_overwriting_input
+from relanon.common.errors import ParameterError, RelanonError, StorageError
+from relanon.engine.factor_space import NUMERIC_KINDS, FactorSpace, numeric_values
 from relanon.metrics.scenarios import Evaluation, children_per_parent
-from relanon.views import STANDALONE
+from relanon.multitable.views import STANDALONE
+from relanon.schema.graph import all_links
 
 REPORT_FILE = "report.html"
 METRICS_FILE = "metrics.json"
@@ -103,7 +103,7 @@ def render_html(evaluation) -> str:
     --------
     >>> import pandas as pd
     >>> from relanon.metrics.scenarios import evaluate
-    >>> from relanon.schema import load_schema
+    >>> from relanon.schema.model import load_schema
     >>> schema = load_schema({"relanon": 1, "tables": {"people": {
     ...     "primary_key": "id", "individual": True, "columns": {"age": "integer", "sex": "categorical"}}}})
     >>> people = {"people": pd.DataFrame({"id": range(30), "age": range(30), "sex": ["F", "M", "M"] * 10})}
@@ -168,7 +168,7 @@ def write_report(evaluation, folder, *, inputs=()) -> Path:
     >>> import tempfile
     >>> import pandas as pd
     >>> from relanon.metrics.scenarios import evaluate
-    >>> from relanon.schema import load_schema
+    >>> from relanon.schema.model import load_schema
     >>> schema = load_schema({"relanon": 1, "tables": {"people": {
     ...     "primary_key": "id", "individual": True, "columns": {"age": "integer", "sex": "categorical"}}}})
     >>> people = {"people": pd.DataFrame({"id": range(30), "age": range(30), "sex": ["F", "M", "M"] * 10})}
@@ -270,7 +270,7 @@ def privacy_sentences(evaluation) -> list[str]:
     --------
     >>> import pandas as pd
     >>> from relanon.metrics.scenarios import evaluate
-    >>> from relanon.schema import load_schema
+    >>> from relanon.schema.model import load_schema
     >>> schema = load_schema({"relanon": 1, "tables": {"people": {
     ...     "primary_key": "id", "individual": True, "columns": {"age": "integer", "sex": "categorical"}}}})
     >>> people = {"people": pd.DataFrame({"id": range(30), "age": range(30), "sex": ["F", "M", "M"] * 10})}

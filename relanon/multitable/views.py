@@ -18,10 +18,10 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from relanon.errors import DataError, Problem
-from relanon.exact import exact_codes, row_per_code
-from relanon.graph import Link, child_links, parent_links
-from relanon.schema import NUMERIC_TYPES, Schema
+from relanon.common.errors import DataError, Problem
+from relanon.common.exact import exact_codes, row_per_code
+from relanon.schema.graph import Link, child_links, parent_links
+from relanon.schema.model import NUMERIC_TYPES, Schema
 
 STANDALONE = "STANDALONE"
 TO_TOP_ENRICHED = "TO_TOP_ENRICHED"

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.spatial import cKDTree
 
-from relanon.errors import ParameterError
+from relanon.common.errors import ParameterError
 
 # Sliding-midpoint trees (balanced_tree=False) build faster and, on factor-space coordinates
 # (clusters along categorical axes), answer queries about twice as fast as median-split trees.

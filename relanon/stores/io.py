@@ -5,7 +5,7 @@ table is found under its schema ``source`` name (its table name by default): ``<
 ``<source>.parquet`` in a folder, or the table ``<source>`` of a SQLite file. A SQLAlchemy URL
 (``postgresql://user@host/db``) is read and written the same way when SQLAlchemy is installed.
 
-:func:`read_database` applies the schema's types (see :mod:`relanon.validation`) and reports every
+:func:`read_database` applies the schema's types (see :mod:`relanon.schema.validation`) and reports every
 problem at once. :func:`write_database` writes everything under a temporary name and renames it
 into place when complete, and refuses to write over or inside its input. What is written reads
 back identically through the same schema:
@@ -17,7 +17,7 @@ back identically through the same schema:
 - SQLite: dates as ISO 8601 text, booleans as 0/1, whole numbers as INTEGER, missing as NULL.
 
 Text storage keeps the instant and offset of an aware date, not the name of its zone, and reads a
-column of integer-looking strings back as integers (see :mod:`relanon.validation`): use Parquet
+column of integer-looking strings back as integers (see :mod:`relanon.schema.validation`): use Parquet
 to keep such details exactly.
 """
 
@@ -33,16 +33,16 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from relanon.atomic import (
+from relanon.common.atomic import (
     atomic_directory,
     atomic_file,
     refuse_overwriting_input,
     write_text_atomically,
 )
-from relanon.deassociate import companion_name
-from relanon.errors import DataError, ParameterError, Problem, StorageError
-from relanon.schema import Schema
-from relanon.validation import MISSING_MARKERS, closest_name, coerce_database
+from relanon.common.errors import DataError, ParameterError, Problem, StorageError
+from relanon.schema.model import Schema
+from relanon.schema.shapes import companion_name
+from relanon.schema.validation import MISSING_MARKERS, closest_name, coerce_database
 
 __all__ = [
     "FORMATS",
@@ -114,7 +114,7 @@ def read_tables(location, *, format=None) -> dict[str, pd.DataFrame]:
     """Every table found at ``location``, with pandas' own type inference (no schema involved).
 
     Meant for proposing a schema: CSV cells listed in
-    :data:`relanon.validation.MISSING_MARKERS` are missing, numbers are inferred, dates stay text.
+    :data:`relanon.schema.validation.MISSING_MARKERS` are missing, numbers are inferred, dates stay text.
 
     Parameters
     ----------
@@ -156,7 +156,7 @@ def read_database(location, schema: Schema, *, format=None) -> dict[str, pd.Data
     -------
     dict of str to pandas.DataFrame
         Keyed by schema table name, in schema order, with the dtypes described in
-        :mod:`relanon.validation`.
+        :mod:`relanon.schema.validation`.
 
     Raises
     ------
@@ -169,7 +169,7 @@ def read_database(location, schema: Schema, *, format=None) -> dict[str, pd.Data
     Examples
     --------
     >>> import tempfile, pandas as pd
-    >>> from relanon.schema import load_schema
+    >>> from relanon.schema.model import load_schema
     >>> folder = Path(tempfile.mkdtemp())
     >>> pd.DataFrame({"id": [1, 2], "born": ["1980-02-29", ""]}).to_csv(folder / "people.csv", index=False)
     >>> schema = load_schema({"relanon": 1, "tables": {"people": {

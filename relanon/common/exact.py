@@ -17,7 +17,7 @@ import uuid
 import numpy as np
 import pandas as pd
 
-from relanon.errors import format_examples
+from relanon.common.errors import format_examples
 
 # infer_dtype kinds whose values all compare exactly with one another
 _HOMOGENEOUS_KINDS = frozenset(

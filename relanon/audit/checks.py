@@ -12,7 +12,7 @@ an *equivalence class*. The three measures all read the class sizes:
 Values are compared exactly, as seed 001 specifies: a missing value (None, NaN, NaT, pandas.NA) is a
 value of its own and its rows are counted; numbers are equal only when stored equal (``-0.0`` and
 ``0.0`` are one value, ``0.1 + 0.2`` and ``0.3`` two); timestamps compare by instant, categoricals by
-label. Columns that cannot be compared exactly are refused with an :class:`~relanon.errors.AuditError`.
+label. Columns that cannot be compared exactly are refused with an :class:`~relanon.common.errors.AuditError`.
 
 :func:`audit_database` audits every table that declares quasi-identifiers, and for individual tables
 the views joined with their children (``TO_TOP_ENRICHED``) and parents (``TO_BOTTOM_PROPAGATED``), as
@@ -30,32 +30,27 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from relanon.errors import (
+from relanon.common.errors import (
     AuditError,
     DataError,
     ParameterError,
     Problem,
     format_examples,
 )
-from relanon.exact import _CONTAINERS, exact_codes, uncomparable_reason
-from relanon.graph import child_links, parent_links
-from relanon.schema import Schema
-from relanon.views import (
+from relanon.common.exact import _CONTAINERS, exact_codes, uncomparable_reason
+from relanon.multitable.views import (
     STANDALONE,
     View,
     standalone,
     to_bottom_propagated,
     to_top_enriched,
 )
+from relanon.schema.graph import child_links, parent_links
+from relanon.schema.model import Schema
+from relanon.schema.shapes import COUNT_COLUMN, GROUP_COLUMN
 
 SIZE_COLUMN = ".n"
 """Name of the class-size column of ``violating_classes`` (as in seed 001)."""
-
-GROUP_COLUMN = "group_id"
-"""Column linking an anatomized table to its ``<table>_sensitive`` table."""
-
-COUNT_COLUMN = "count"
-"""Column of ``<table>_sensitive`` holding how often a value occurs in a group."""
 
 SHOWN_CLASSES = 20
 """How many violating classes :meth:`AuditReport.to_dict` lists per check."""
@@ -428,7 +423,7 @@ def group_l_diversity(
     ----------
     sensitive_table : pandas.DataFrame
         One row per (group, sensitive value) with the number of records, as made by
-        :func:`relanon.deassociate.anatomize`.
+        :func:`relanon.engine.deassociate.anatomize`.
     sensitive : str
         The column of sensitive values.
     l : int, default 2
@@ -669,7 +664,7 @@ def audit_database(
 
     Examples
     --------
-    >>> from relanon.schema import load_schema
+    >>> from relanon.schema.model import load_schema
     >>> schema = load_schema({"relanon": 1, "tables": {"people": {
     ...     "primary_key": "id", "columns": {"sex": "categorical"}, "quasi_identifiers": ["sex"]}}})
     >>> people = pd.DataFrame({"id": range(6), "sex": ["F"] * 3 + ["M"] * 3})

@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from relanon.deassociate import companion_name
-from relanon.io import RELEASE_FILES, write_database
-from relanon.schema import Schema, dump_schema
+from relanon.schema.model import Schema, dump_schema
+from relanon.schema.shapes import companion_name
+from relanon.stores.io import RELEASE_FILES, write_database
 
 SCHEMA_FILE, NOTES_FILE, WARNING_FILE = RELEASE_FILES
 

@@ -1,6 +1,6 @@
 """The multi-table run: tables are processed top-down, parents before children.
 
-For each table, in the order of :func:`relanon.graph.topological_order`:
+For each table, in the order of :func:`relanon.schema.graph.topological_order`:
 
 1. *Enrichment*: the table's own released columns, plus each parent's released columns broadcast
    through the foreign key (prefixed ``<fk column>::``), plus, for each child link that uses
@@ -26,13 +26,14 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from relanon import linking
-from relanon.deassociate import anatomize, bucketize, companion_name
-from relanon.errors import DataError, Problem
-from relanon.graph import Link, child_links, parent_links, topological_order
-from relanon.progress import as_progress
-from relanon.schema import Schema, Table
-from relanon.validation import check_database
+from relanon.common.errors import DataError, Problem
+from relanon.common.progress import as_progress
+from relanon.engine.deassociate import anatomize, bucketize
+from relanon.multitable import linking
+from relanon.schema.graph import Link, child_links, parent_links, topological_order
+from relanon.schema.model import Schema, Table
+from relanon.schema.shapes import companion_name
+from relanon.schema.validation import check_database
 
 MIN_AVATAR_ROWS = 3  # the avatar method needs k >= 2 other records
 
@@ -318,7 +319,7 @@ def _deassociated_release(table: Table, frame: pd.DataFrame, rng) -> TableReleas
 
 
 def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_keys, report) -> TableRelease:
-    from relanon.avatar import avatarize
+    from relanon.engine.avatar import avatarize
 
     frame = original[table.name]
     enriched, types, weights = enrich(schema, table.name, original, released)
@@ -490,7 +491,7 @@ def _child_side(link: Link, original, child: TableRelease, parent_table: Table, 
 
 
 def _coordinates(parent_table: Table, parent_original, parent_released, children, columns):
-    from relanon.factor_space import FactorSpace
+    from relanon.engine.factor_space import FactorSpace
 
     if not columns:
         return np.empty((len(parent_released), 0)), np.empty((len(children), 0))

@@ -47,15 +47,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from relanon.deassociate import (
-    companion_name,
-    companion_table,
-    looks_released,
-    released_table,
-)
-from relanon.errors import DataError, ParameterError, Problem
-from relanon.graph import connected_groups, topological_order
-from relanon.schema import Schema, Table
+from relanon.common.errors import DataError, ParameterError, Problem
+from relanon.schema.graph import connected_groups, topological_order
+from relanon.schema.model import Schema, Table
+from relanon.schema.shapes import companion_name, companion_table, looks_released, released_table
 
 __all__ = [
     "MISSING_MARKERS",
@@ -141,7 +136,7 @@ def coerce_table(
     Examples
     --------
     >>> import pandas as pd
-    >>> from relanon.schema import load_schema
+    >>> from relanon.schema.model import load_schema
     >>> schema = load_schema({"relanon": 1, "tables": {"people": {
     ...     "primary_key": "id", "columns": {"age": "integer", "smoker": "boolean"}}}})
     >>> raw = pd.DataFrame({"id": ["1", "2"], "age": ["41", ""], "smoker": ["yes", "no"]})
@@ -212,7 +207,7 @@ def coerce_database(
     Examples
     --------
     >>> import pandas as pd
-    >>> from relanon.schema import load_schema
+    >>> from relanon.schema.model import load_schema
     >>> schema = load_schema({"relanon": 1, "tables": {"p": {"primary_key": "id"}}})
     >>> coerced, problems = coerce_database(schema, {"p": pd.DataFrame({"id": ["7", "7"]})})
     >>> coerced["p"]["id"].tolist(), problems[0].location, problems[0].examples
@@ -263,7 +258,7 @@ def database_problems(schema: Schema, database, *, from_text: bool = False) -> l
     Examples
     --------
     >>> import pandas as pd
-    >>> from relanon.schema import load_schema
+    >>> from relanon.schema.model import load_schema
     >>> schema = load_schema({"relanon": 1, "tables": {"p": {"primary_key": "id",
     ...     "columns": {"height": "continuous"}}}})
     >>> for problem in database_problems(schema, {"p": pd.DataFrame({"id": [1, 2],
@@ -296,12 +291,12 @@ def check_database(schema: Schema, database, *, from_text: bool = False) -> dict
     Raises
     ------
     DataError
-        Carrying every :class:`~relanon.errors.Problem` found.
+        Carrying every :class:`~relanon.common.errors.Problem` found.
 
     Examples
     --------
     >>> import pandas as pd
-    >>> from relanon.schema import load_schema
+    >>> from relanon.schema.model import load_schema
     >>> schema = load_schema({"relanon": 1, "tables": {
     ...     "p": {"primary_key": "id"},
     ...     "c": {"primary_key": "id", "foreign_keys": [{"column": "p_id", "references": "p"}]}}})
@@ -321,7 +316,7 @@ def unconnected_tables(schema: Schema) -> list[str]:
 
     Examples
     --------
-    >>> from relanon.schema import load_schema
+    >>> from relanon.schema.model import load_schema
     >>> unconnected_tables(load_schema({"relanon": 1, "tables": {
     ...     "a": {"primary_key": "id"}, "b": {"primary_key": "id"}}}))
     ['a', 'b']

@@ -11,7 +11,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from relanon.errors import StorageError
+from relanon.common.errors import StorageError
 
 
 def refuse_overwriting_input(output, *inputs) -> None:

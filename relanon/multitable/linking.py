@@ -41,8 +41,8 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import cdist
 
-from relanon.errors import ParameterError, format_examples
-from relanon.neighbours import cross_neighbours
+from relanon.common.errors import ParameterError, format_examples
+from relanon.engine.neighbours import cross_neighbours
 
 EXACT_LIMIT = 2_000
 # Children per block: an exact solve of 1,000 takes 0.1 to 0.3 s, of 500 about 0.03 s, of 250

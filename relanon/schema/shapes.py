@@ -1,0 +1,66 @@
+"""What a de-associative method releases: the table's released shape and its companion table.
+
+Anatomization releases a table without its sensitive column, plus a group id, and a companion
+table ``<table>_sensitive`` (group id, sensitive value, count); bucketization adds a bucket id.
+Readers, validation and the release writer need these shapes without running the methods.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from relanon.schema.model import Column, Table
+
+GROUP_COLUMN = "group_id"
+"""Column linking an anatomized table to its ``<table>_sensitive`` table."""
+
+COUNT_COLUMN = "count"
+"""Column of ``<table>_sensitive`` holding how often a value occurs in a group."""
+
+BUCKET_COLUMN = "bucket_id"
+"""Column of a bucketized table naming the bucket of each record."""
+
+def companion_name(table) -> str:
+    """Name of the sensitive table released beside an anatomized table."""
+    return f"{table.name}_sensitive"
+
+
+def released_table(table):
+    """The table as its de-associative method releases it.
+
+    Anatomization removes the sensitive column and adds the group id; bucketization adds the
+    bucket id. Other tables are returned unchanged.
+    """
+    method = table.anonymize.method
+    if method == "anatomize":
+        sensitive = table.anonymize.sensitive[0]
+        columns = tuple(c for c in table.columns if c.name != sensitive)
+        return replace(table, columns=(Column(GROUP_COLUMN, "categorical"), *columns),
+                       sensitive=tuple(s for s in table.sensitive if s != sensitive))
+    if method == "bucketize":
+        return replace(table, columns=(*table.columns, Column(BUCKET_COLUMN, "categorical")))
+    return table
+
+
+def companion_table(table):
+    """The declaration of the sensitive table of an anatomized table: group id, value, count.
+
+    Its "primary key" is the group id, which is not unique there: the table is checked for types
+    only, not for key uniqueness.
+    """
+    sensitive = table.column(table.anonymize.sensitive[0])
+    return Table(
+        name=companion_name(table),
+        primary_key=GROUP_COLUMN,
+        columns=(Column(sensitive.name, sensitive.type), Column(COUNT_COLUMN, "integer")),
+    )
+
+
+def looks_released(table, frame) -> bool:
+    """Whether ``frame`` has the shape that ``table``'s de-associative method releases."""
+    method = table.anonymize.method
+    if method == "anatomize":
+        return GROUP_COLUMN in frame.columns and table.anonymize.sensitive[0] not in frame.columns
+    if method == "bucketize":
+        return BUCKET_COLUMN in frame.columns
+    return False
