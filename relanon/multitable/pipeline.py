@@ -30,12 +30,14 @@ from relanon.common.errors import DataError, Problem
 from relanon.common.progress import as_progress
 from relanon.engine.deassociate import anatomize, bucketize
 from relanon.multitable import linking
+from relanon.multitable.anchoring import anchor
 from relanon.schema.graph import Link, child_links, parent_links, topological_order
 from relanon.schema.model import Schema, Table
 from relanon.schema.shapes import companion_name
 from relanon.schema.validation import check_database
 
 MIN_AVATAR_ROWS = 3  # the avatar method needs k >= 2 other records
+ANCHOR_CHILDREN = True  # re-draw linked children on their parents (relanon.multitable.anchoring)
 
 
 class SensitiveChoiceWarning(UserWarning):
@@ -73,6 +75,8 @@ class TableRelease:
     original_position: np.ndarray
     enriched_original: pd.DataFrame | None = None
     enriched_avatars: pd.DataFrame | None = None
+    enriched_types: dict | None = None
+    enriched_weights: dict | None = None
     k: int | None = None
     ncp: int | None = None
     companion: pd.DataFrame | None = None  # the sensitive table of an anatomized table
@@ -149,7 +153,7 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
     for position, name in enumerate(order, start=1):
         table = schema[name]
         report.say(f"[{position}/{len(order)}] {name} ({len(original[name]):,} rows, {table.anonymize.method})")
-        rng_avatar, rng_keys, rng_links = (np.random.default_rng(s) for s in seeds[name].spawn(3))
+        rng_avatar, rng_keys, rng_links, rng_anchor = (np.random.default_rng(s) for s in seeds[name].spawn(4))
         releases[name] = _release_table(schema, table, original, releases, rng_avatar, rng_keys, report)
         for link in parent_links(schema, name):
             with report.step(f"link {name}.{link.column} -> {link.parent} ({link.method})") as step:
@@ -160,6 +164,9 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
                 LinkReport(link.parent, name, link.column, link.method, len(linked), int(linked.notna().sum()),
                            report.timings[step.label])
             )
+        if _anchored(schema, releases[name]):
+            with report.step(f"{name}: anchor on linked parents") as step:
+                step.detail = f"{_anchor_on_parents(schema, name, releases, rng_anchor):,} rows re-drawn"
     sensitive = [
         f"{r.child}.{r.column} -> {r.parent} used original_order: each anonymized {r.child} row keeps "
         f"the {r.parent} of its original record, which weakens privacy"
@@ -352,7 +359,8 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
         elif column in output:
             released[column] = avatars[column]
     return TableRelease(
-        table.name, "avatar", released, pairing, enriched_original=enriched, enriched_avatars=avatars, k=k, ncp=ncp
+        table.name, "avatar", released, pairing, enriched_original=enriched, enriched_avatars=avatars,
+        enriched_types=types, enriched_weights=weights, k=k, ncp=ncp,
     )
 
 
@@ -508,3 +516,55 @@ def _expected_counts(link: Link, original, parent: TableRelease, parent_table: T
     counts = original[link.child][link.column].value_counts()
     keys = parent.frame[parent_table.primary_key].to_numpy()
     return counts.reindex(keys, fill_value=0).to_numpy(dtype=float)
+
+
+# --------------------------------------------------------------------------- anchoring
+
+
+def _anchored(schema: Schema, release: TableRelease) -> bool:
+    """Children re-drawn on their linked parents: avatar tables with a parent link and something to anchor."""
+    return (ANCHOR_CHILDREN and release.method == "avatar" and release.k is not None and len(release.frame) > 0
+            and bool(parent_links(schema, release.name)) and release.enriched_types is not None)
+
+
+def _anchor_on_parents(schema: Schema, name: str, releases: dict, rng) -> int:
+    """Re-draw the released rows of ``name`` on the parents they are linked to (:mod:`anchoring`).
+
+    Rows linked to a parent on every foreign key are re-drawn; the others keep their avatar values.
+    Returns the number of rows re-drawn.
+    """
+    release = releases[name]
+    table = schema[name]
+    types, weights = release.enriched_types, release.enriched_weights
+    enriched, avatars = release.enriched_original, release.enriched_avatars
+    own = [c.name for c in table.released_columns if c.name in types and c.name in release.frame.columns]
+    drawn = [c for c in enriched.columns if c.startswith("count::")]
+    targets = {c: avatars[c] for c in own}
+    anchors, linked = [], np.ones(len(release.frame), dtype=bool)
+    for link in parent_links(schema, name):
+        parent = releases[link.parent]
+        keys = release.frame[link.column]
+        linked &= keys.notna().to_numpy()
+        rows = pd.Index(parent.frame[schema[link.parent].primary_key]).get_indexer(keys.to_numpy())
+        for column in schema[link.parent].released_columns:
+            target = broadcast_name(link.column, column.name)
+            if target in types and column.name in parent.frame.columns:
+                values = parent.frame[column.name]
+                targets[target] = pd.Series(pd.api.extensions.take(values.array, rows, allow_fill=True))
+                anchors.append(target)
+    if not anchors or not own or not linked.any():
+        return 0
+    targets = pd.DataFrame(targets).iloc[np.flatnonzero(linked)]
+    redrawn = anchor(enriched, targets, types, weights, own, anchors, drawn, k=release.k, ncp=release.ncp,
+                     random_state=rng)
+    rows = np.flatnonzero(linked)
+    for column in redrawn.columns:
+        for frame in (release.frame, avatars) if column in own else (avatars,):
+            if linked.all():
+                frame[column] = redrawn[column].to_numpy() if frame[column].dtype == redrawn[column].dtype \
+                    else redrawn[column].astype(frame[column].dtype).to_numpy()
+            else:
+                updated = frame[column].copy()
+                updated.iloc[rows] = redrawn[column].to_numpy()
+                frame[column] = updated
+    return len(rows)
