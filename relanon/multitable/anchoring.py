@@ -38,8 +38,9 @@ from relanon.engine.avatar import neighbour_weights
 from relanon.engine.factor_space import NUMERIC_KINDS, FactorSpace, numeric_values, restore_numeric
 from relanon.engine.neighbours import cross_neighbours
 
-DONORS_PER_K = 2  # donor parents per neighbour of the avatar method: room to surround the linked parent
+DONORS_PER_K = 4  # donor parents per neighbour of the avatar method: room to surround the linked parent
 JOINT_DONORS = 1
+KEEP_BELOW = 0.3
 RELEVANCE_POWER = 1.0
 SAME_CATEGORIES = 1
 OWN_CATEGORY_WEIGHT = 10.0
@@ -135,8 +136,11 @@ def anchor(original: pd.DataFrame, targets: pd.DataFrame, types: dict, weights: 
         v = _fit_weights(equations, prior, usable=combo[donors] == combo[chosen][:, None])
 
     out = {}
-    for column in own + drawn:
-        if types[column] in NUMERIC_KINDS and column not in drawn:
+    free = own_weight > OWN_WEIGHT * (1 - KEEP_BELOW) ** 2  # numbers that barely follow the parents
+    for column, keep in zip(own + drawn, list(free) + [False] * len(drawn), strict=True):
+        if keep and types[column] in NUMERIC_KINDS:
+            out[column] = targets[column].reset_index(drop=True)
+        elif types[column] in NUMERIC_KINDS and column not in drawn:
             out[column] = _weighted_mean(original[column], types[column], donors, v, chosen, own_space.statistics_[column])
         else:
             out[column] = original[column].take(chosen).reset_index(drop=True)

@@ -29,6 +29,8 @@ import pandas as pd
 from relanon.common.errors import DataError, Problem
 from relanon.common.progress import as_progress
 from relanon.engine.deassociate import anatomize, bucketize
+from relanon.engine.factor_space import FactorSpace
+from relanon.engine.neighbours import cross_neighbours
 from relanon.multitable import linking
 from relanon.multitable.anchoring import anchor
 from relanon.schema.graph import Link, child_links, parent_links, topological_order
@@ -37,7 +39,7 @@ from relanon.schema.shapes import companion_name
 from relanon.schema.validation import check_database
 
 MIN_AVATAR_ROWS = 3  # the avatar method needs k >= 2 other records
-ANCHOR_CHILDREN = True  # re-draw linked children on their parents (relanon.multitable.anchoring)
+ANCHOR_CHILDREN = True  # honour ``anchor: true`` links (switched off only to measure what anchoring does)
 
 
 class SensitiveChoiceWarning(UserWarning):
@@ -474,17 +476,34 @@ def _match(schema, link: Link, original, child: TableRelease, parent: TableRelea
     parent_table = schema[link.parent]
     columns = {c.name: c.type for c in parent_table.released_columns if c.name in parent.frame.columns}
     children = _child_side(link, original, child, parent_table, columns)[has_parent]
-    parent_coords, child_coords = _coordinates(parent_table, original[link.parent], parent.frame, children, columns)
+    space = _parent_space(parent_table, original[link.parent], columns)
+    parent_coords, child_coords = (_project(space, frame, columns) for frame in (parent.frame, children))
     n_children = int(has_parent.sum())
     if link.method == "minimum_distance":
         if parent_coords.shape[1] == 0:
             return rng.integers(len(parent.frame), size=n_children)
         return linking.match_minimum_distance(child_coords, parent_coords)
     expected = _expected_counts(link, original, parent, parent_table)
-    counts = linking.allocate_counts(expected, n_children, random_state=rng)
+    candidates = _plausible_counts(link, original, parent_table, space, parent_coords, columns, parent.k)
+    counts = linking.allocate_counts(expected, n_children, candidates=candidates, random_state=rng)
     if parent_coords.shape[1] == 0:
         return rng.permutation(np.repeat(np.arange(len(parent.frame)), counts))
     return linking.match_linear_sum(child_coords, parent_coords, counts, random_state=rng)
+
+
+def _plausible_counts(link: Link, original, parent_table: Table, space, parent_coords, columns, k) -> np.ndarray | None:
+    """For each released parent, the numbers of children of its ``k`` nearest original parents.
+
+    They let :func:`relanon.multitable.linking.allocate_counts` correct a total that sampling noise
+    moved (a few tens of parents) with counts a parent like this one has, rather than stretching.
+    """
+    parents = original[link.parent]
+    if space is None or k is None or len(parents) < 2:
+        return None
+    counts = original[link.child][link.column].value_counts()
+    own_counts = counts.reindex(parents[parent_table.primary_key].to_numpy(), fill_value=0).to_numpy(dtype=float)
+    near = cross_neighbours(_project(space, parents, columns), parent_coords, k=min(k, len(parents)))
+    return own_counts[near.indices]
 
 
 def _child_side(link: Link, original, child: TableRelease, parent_table: Table, columns: dict) -> pd.DataFrame:
@@ -498,14 +517,16 @@ def _child_side(link: Link, original, child: TableRelease, parent_table: Table, 
     return pd.DataFrame({c: parent_frame[c].reindex(keys).reset_index(drop=True) for c in columns})
 
 
-def _coordinates(parent_table: Table, parent_original, parent_released, children, columns):
-    from relanon.engine.factor_space import FactorSpace
-
+def _parent_space(parent_table: Table, parent_original, columns):
+    """The factor space of the parent's original columns, where parents and children are matched."""
     if not columns:
-        return np.empty((len(parent_released), 0)), np.empty((len(children), 0))
+        return None
     weights = {c.name: c.weight for c in parent_table.released_columns if c.name in columns}
-    space = FactorSpace(columns, weights=weights).fit(parent_original[list(columns)])
-    return space.transform(parent_released[list(columns)]), space.transform(children[list(columns)])
+    return FactorSpace(columns, weights=weights).fit(parent_original[list(columns)])
+
+
+def _project(space, frame, columns) -> np.ndarray:
+    return np.empty((len(frame), 0)) if space is None else space.transform(frame[list(columns)])
 
 
 def _expected_counts(link: Link, original, parent: TableRelease, parent_table: Table) -> np.ndarray:
@@ -522,16 +543,17 @@ def _expected_counts(link: Link, original, parent: TableRelease, parent_table: T
 
 
 def _anchored(schema: Schema, release: TableRelease) -> bool:
-    """Children re-drawn on their linked parents: avatar tables with a parent link and something to anchor."""
-    return (ANCHOR_CHILDREN and release.method == "avatar" and release.k is not None and len(release.frame) > 0
-            and bool(parent_links(schema, release.name)) and release.enriched_types is not None)
+    """Children re-drawn on their linked parents: avatar tables with a foreign key declared ``anchor: true``."""
+    anchored = any(fk.anchor for fk in schema[release.name].foreign_keys)
+    return (ANCHOR_CHILDREN and anchored and release.method == "avatar" and release.k is not None
+            and len(release.frame) > 0 and release.enriched_types is not None)
 
 
 def _anchor_on_parents(schema: Schema, name: str, releases: dict, rng) -> int:
     """Re-draw the released rows of ``name`` on the parents they are linked to (:mod:`anchoring`).
 
-    Rows linked to a parent on every foreign key are re-drawn; the others keep their avatar values.
-    Returns the number of rows re-drawn.
+    The parents of the foreign keys declared ``anchor: true`` are reproduced; rows linked on every
+    such key are re-drawn, the others keep their avatar values. Returns the number of rows re-drawn.
     """
     release = releases[name]
     table = schema[name]
@@ -541,7 +563,8 @@ def _anchor_on_parents(schema: Schema, name: str, releases: dict, rng) -> int:
     drawn = [c for c in enriched.columns if c.startswith("count::")]
     targets = {c: avatars[c] for c in own}
     anchors, linked = [], np.ones(len(release.frame), dtype=bool)
-    for link in parent_links(schema, name):
+    anchored = {fk.column for fk in table.foreign_keys if fk.anchor}
+    for link in (link for link in parent_links(schema, name) if link.column in anchored):
         parent = releases[link.parent]
         keys = release.frame[link.column]
         linked &= keys.notna().to_numpy()
