@@ -21,6 +21,9 @@ EPILOG = {
     "evaluate": "example:\n  relanon evaluate schema.yaml --original data/ --anonymized released/ --report review/",
     "report": "example:\n  relanon report schema.yaml --original data/ --anonymized released/ --out review/",
     "audit": "example:\n  relanon audit schema.yaml --data released/ --k 5 --max-risk 0.2 --json audit.json",
+    "assess": "example:\n  relanon assess schema.yaml --data data/ --out assessment/ --holdout 0.2 --seed 7\n\n"
+              "exit status: 0 when every attack's risk stays below 5 % (upper bound of its 95 % interval), "
+              "1 when one may reach it",
 }
 
 
@@ -122,6 +125,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="required l-diversity of the sensitive columns (default: reported, not required)")
     audit.add_argument("--max-risk", type=float, default=0.2, help="largest acceptable re-identification risk (default 0.2)")
     audit.add_argument("--json", help="write the audit as JSON to this file")
+
+    _add_assess_command(command)
     return parser
 
 
@@ -285,9 +290,13 @@ def _audit(args) -> int:
     from relanon.schema.model import load_schema
     from relanon.stores.io import read_database
 
+    from relanon.stores.notes import release_methods
+
     schema = load_schema(args.schema)
     database = read_database(args.data, schema, format=args.format)
-    report = audit_database(schema, database, k=args.k, l=args.l, max_risk=args.max_risk)
+    # a release's notes say which tables hold synthetic records (avatar method): audited for information
+    synthetic = [name for name, method in release_methods(args.data).items() if method == "avatar" and name in schema.tables]
+    report = audit_database(schema, database, k=args.k, l=args.l, max_risk=args.max_risk, synthetic=synthetic)
     print(report.to_text())
     if args.json:
         import json
@@ -298,6 +307,55 @@ def _audit(args) -> int:
         write_text_atomically(Path(args.json), json.dumps(report.to_dict(), indent=2, default=str) + "\n")
         print(f"audit written to {args.json}")
     return 0 if report.passed else 1
+
+
+# --------------------------------------------------------------------------- assess (privacy attacks)
+
+
+def _add_assess_command(command) -> None:
+    assess = command(
+        "assess",
+        "Hold people out, anonymize the rest and attack the release (singling out, linkability, inference).",
+        _assess,
+    )
+    assess.add_argument("schema", help="the schema file (YAML or JSON)")
+    assess.add_argument("--data", required=True, help="the original database")
+    assess.add_argument("--out", required=True, help="folder for report.html and metrics.json")
+    assess.add_argument("--format", choices=["csv", "parquet", "sqlite"], help="input format (default: detected)")
+    assess.add_argument("--holdout", type=float, default=0.2,
+                        help="share of the people of each individual table held out as control (default 0.2)")
+    assess.add_argument("--seed", type=int, default=None, help="seed of the run (default: the schema's seed)")
+    assess.add_argument("--attacks", type=int, default=None,
+                        help="people attacked per group by linkability and inference (default 5,000)")
+    assess.add_argument("--predicates", type=int, default=None, help="singling-out predicates per mode (default 2,000)")
+    assess.add_argument("--sample-size", type=int, default=None, help="rows sampled per table for the distance metrics")
+    assess.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+
+
+def _assess(args) -> int:
+    from relanon.common.atomic import refuse_overwriting_input
+    from relanon.common.progress import Progress
+    from relanon.metrics.attacks.assessment import assess
+    from relanon.present.attacks import attacks_text, risk_matrix_text, verdict_text
+    from relanon.schema.model import load_schema
+    from relanon.stores.io import read_database
+
+    refuse_overwriting_input(args.out, args.data, args.schema)
+    schema = load_schema(args.schema)
+    database = read_database(args.data, schema, format=args.format)
+    options = {name: value for name, value in (("n_attacks", args.attacks), ("n_predicates", args.predicates))
+               if value is not None}
+    assessment = assess(schema, database, holdout=args.holdout, random_state=args.seed, sample_size=args.sample_size,
+                        progress=Progress(quiet=args.quiet), **options)
+    report = _write_report(assessment.evaluation, Path(args.out), [args.data, args.schema], assessment)
+    print(verdict_text(assessment))
+    print(risk_matrix_text(assessment))
+    print(assessment.evaluation.privacy_matrix_text())
+    if assessment.failures:
+        print("attacks whose risk may reach 5 %:")
+        print(attacks_text(assessment, only_failed=True))
+    print(f"report: {report} (with metrics.json)")
+    return 0 if assessment.passed else 1
 
 
 # --------------------------------------------------------------------------- shared steps
@@ -314,10 +372,10 @@ def _evaluate_result(schema, database, result, sample_size, seed, progress):
     return evaluate(schema, database, result.tables, result, sample_size=sample_size, random_state=seed, progress=progress)
 
 
-def _write_report(evaluation, folder: Path, inputs) -> Path:
+def _write_report(evaluation, folder: Path, inputs, assessment=None) -> Path:
     from relanon.present.report import write_report
 
-    return write_report(evaluation, folder, inputs=inputs)
+    return write_report(evaluation, folder, inputs=inputs, assessment=assessment)
 
 
 if __name__ == "__main__":  # pragma: no cover
