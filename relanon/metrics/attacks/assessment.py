@@ -209,13 +209,12 @@ def attack_view(schema: Schema, view: View, control: pd.DataFrame, release: pd.D
     secrets = [int(coded.index([s])[0]) for s in secret_columns(schema, view)]
     aux = [np.setdiff1d(np.arange(len(coded.columns)), [s]) for s in secrets]
     subsets = [part for split in splits for part in split] + aux
-    order = rng.permutation(len(coded["release"]))
-    reference = coded["release"][order]
     found = {}
     for group in ("training", "control"):
         rows = sample_rows(len(coded[group]), n_attacks, rng)
-        near = nearest(coded[group][rows], reference, coded, subsets) if subsets and len(rows) else []
-        found[group] = (rows, [order[n] for n in near])
+        near = nearest(coded[group][rows], coded["release"], coded, subsets, random_state=rng) \
+            if subsets and len(rows) else []
+        found[group] = (rows, near)
     for i, (a, b) in enumerate(splits):
         main = found["training"][1][2 * i], found["training"][1][2 * i + 1]
         control_links = found["control"][1][2 * i], found["control"][1][2 * i + 1]

@@ -8,8 +8,9 @@ The attacker's distance between two records is the mixed-type distance of anonym
 Gower's: over the columns it knows, the sum of ``|a - b| / span`` for numbers (``span`` the range
 of the column over every frame, so a column adds at most 1) and of ``a != b`` for the others. A
 missing value is at distance 0 from a missing value and 1 from any value. Nearest records are
-found by brute force in blocks (exact, memory bounded); ties go to the first reference row, so a
-caller that wants random tie-breaking shuffles the reference first.
+found by brute force in blocks (exact, memory bounded). Records at the same distance are told
+apart by a seeded random order of the reference, drawn anew for every column subset: an attacker
+facing a tie picks at random, and the two sides of a linkability attack pick independently.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ def code_frames(frames: Mapping[str, pd.DataFrame], types: Mapping[str, str]) ->
 
 
 def nearest(queries: np.ndarray, reference: np.ndarray, coded: CodedFrames, subsets: Sequence[Sequence[int]],
-            n_neighbors: int = 1) -> list[np.ndarray]:
+            n_neighbors: int = 1, random_state=None) -> list[np.ndarray]:
     """For each column subset, the nearest reference rows of every query on those columns.
 
     Parameters
@@ -127,6 +128,8 @@ def nearest(queries: np.ndarray, reference: np.ndarray, coded: CodedFrames, subs
         Column positions known to the attacker, one subset per search.
     n_neighbors : int
         Neighbours returned per query (closest first).
+    random_state : int, numpy.random.Generator or None
+        Seed of the tie-breaking orders (one per subset); without it, ties go to the first row.
 
     Returns
     -------
@@ -148,6 +151,8 @@ def nearest(queries: np.ndarray, reference: np.ndarray, coded: CodedFrames, subs
     # a subset covering most columns is computed as (all columns) - (the few it leaves out)
     large = [len(s) * 2 > len(union) for s in subsets]
     adds = [set((np.setdiff1d(union, s) if big else s).tolist()) for s, big in zip(subsets, large, strict=True)]
+    rng = None if random_state is None else np.random.default_rng(random_state)
+    ranks = [None if rng is None else rng.permutation(len(reference)).astype(np.float32) for _ in subsets]
     prepared = {int(j): _prepare(reference[:, j], coded, int(j)) for j in union}
     block = max(1, BLOCK_CELLS // max(len(reference), 1))
     out = [np.empty((len(queries), n_neighbors), dtype=np.int64) for _ in subsets]
@@ -163,7 +168,7 @@ def nearest(queries: np.ndarray, reference: np.ndarray, coded: CodedFrames, subs
                     partial[i] += distance
         for i, big in enumerate(large):
             distances = total - partial[i] if big else partial[i]
-            out[i][start:start + len(chunk)] = _smallest(distances, n_neighbors)
+            out[i][start:start + len(chunk)] = _smallest(distances, n_neighbors, ranks[i])
     return out
 
 
@@ -189,9 +194,14 @@ def _column_distance(values: np.ndarray, prepared, coded: CodedFrames, j: int) -
     return (codes[:, None] != reference[None, :]).astype(np.float32)
 
 
-def _smallest(distances: np.ndarray, n: int) -> np.ndarray:
+def _smallest(distances: np.ndarray, n: int, ranks: np.ndarray | None) -> np.ndarray:
     if n == 1:
-        return np.argmin(distances, axis=1)[:, None]
+        if ranks is None:
+            return np.argmin(distances, axis=1)[:, None]
+        # among the rows at the smallest distance, the one ranked first by the random order
+        tied = distances <= distances.min(axis=1, keepdims=True)
+        return np.argmin(np.where(tied, ranks[None, :], np.inf), axis=1)[:, None]
     part = np.argpartition(distances, n - 1, axis=1)[:, :n]
-    order = np.argsort(np.take_along_axis(distances, part, axis=1), axis=1, kind="stable")
+    key = np.take_along_axis(distances, part, axis=1)
+    order = np.lexsort((part if ranks is None else ranks[part], key), axis=1)
     return np.take_along_axis(part, order, axis=1)

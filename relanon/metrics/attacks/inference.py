@@ -1,8 +1,8 @@
 """Inference: guessing a person's secret from the released row closest to what the attacker knows.
 
 The attacker knows every other column of a person (``known``), finds the closest released row on
-them (the mixed-type distance of :mod:`relanon.metrics.attacks.coding`, ties broken by a seeded
-shuffle of the release) and reads its value of the ``secret`` column (anonymeter's method). A guess
+them (the mixed-type distance of :mod:`relanon.metrics.attacks.coding`, ties broken at random,
+seeded) and reads its value of the ``secret`` column (anonymeter's method). A guess
 is right when:
 
 - categorical or boolean secret: it is the true value (a missing value guessed missing is right);
@@ -65,13 +65,11 @@ def inference(release: pd.DataFrame, training: pd.DataFrame, control: pd.DataFra
         raise ParameterError(f"the secret column {secret!r} cannot also be known to the attacker")
     if not len(aux):
         raise ParameterError("the inference attack needs at least one column known to the attacker")
-    order = rng.permutation(len(coded["release"]))
-    reference = coded["release"][order]
     guesses = {}
     for group in ("training", "control"):
         rows = sample_rows(len(coded[group]), n_attacks, rng)
-        (near,) = nearest(coded[group][rows], reference, coded, [aux])
-        guesses[group] = (rows, order[near[:, 0]])
+        (near,) = nearest(coded[group][rows], coded["release"], coded, [aux], random_state=rng)
+        guesses[group] = (rows, near[:, 0])
     return inference_result(coded, j, guesses["training"], guesses["control"], rng, tolerance=tolerance,
                             confidence=confidence)
 

@@ -6,8 +6,8 @@ each person attacked, it finds the released row closest on the first set of colu
 closest on the second (the mixed-type distance of :mod:`relanon.metrics.attacks.coding`); the
 attack succeeds when they share a row among the ``n_neighbors`` closest (anonymeter's method).
 
-Ties between equally close released rows are broken by a seeded shuffle of the release. The
-random attacker draws the ``n_neighbors`` rows of each side at random.
+Ties between equally close released rows are broken at random (seeded), independently on each
+side. The random attacker draws the ``n_neighbors`` rows of each side at random.
 """
 
 from __future__ import annotations
@@ -57,13 +57,10 @@ def linkability(release: pd.DataFrame, training: pd.DataFrame, control: pd.DataF
     first, second = default_split(list(coded.columns)) if split is None else split
     a, b = coded.index(list(first)), coded.index(list(second))
     check_split(coded, a, b)
-    order = rng.permutation(len(coded["release"]))
-    reference = coded["release"][order]
     found = {}
     for group in ("training", "control"):
         rows = sample_rows(len(coded[group]), n_attacks, rng)
-        near_a, near_b = nearest(coded[group][rows], reference, coded, [a, b], n_neighbors)
-        found[group] = (order[near_a], order[near_b])
+        found[group] = tuple(nearest(coded[group][rows], coded["release"], coded, [a, b], n_neighbors, random_state=rng))
     return linkability_result(coded, found["training"], found["control"], n_neighbors, rng, confidence=confidence,
                               target=split_text(coded, a, b))
 

@@ -82,16 +82,18 @@ class AttackResult:
 
 
 def attack_result(attack: str, target: str, main: SuccessRate, control: SuccessRate, baseline: SuccessRate, *,
-                  evidence=(), notes=(), confidence: float = CONFIDENCE, details=None) -> AttackResult:
+                  evidence=(), notes=(), confidence: float = CONFIDENCE, details=None,
+                  covariance: float = 0.0) -> AttackResult:
     """Assemble an :class:`AttackResult`, with the notes that limit its reading."""
     notes = list(notes)
     if main.n_attacks == 0:
         notes.append("no attack could be made")
     elif not math.isnan(baseline.value) and main.value <= baseline.value:
         notes.append("the attack does no better than random guessing on the training people: read its risk with care")
-    if control.n_attacks and control.value >= 1.0:
+    if control.n_attacks and control.n_success >= control.n_attacks:
         notes.append("the attack always succeeds on control people: the risk cannot be measured")
-    return AttackResult(attack, target, main, control, baseline, residual_risk(main, control), evidence=tuple(evidence),
+    risk = residual_risk(main, control, covariance=covariance, confidence=confidence)
+    return AttackResult(attack, target, main, control, baseline, risk, evidence=tuple(evidence),
                         notes=tuple(notes), confidence=confidence, details=dict(details or {}))
 
 

@@ -115,6 +115,7 @@ def singling_out_coded(coded: CodedFrames, *, mode: str = MULTIVARIATE, n_attack
     succeeded = (training_counts == 1) & (control_counts == 0)
     control_succeeded = (control_counts == 1) & (training_counts == 0)
     scale = len(training) / len(control) if len(control) else 1.0
+    deff = design_effect(training, control, predicates, succeeded, control_succeeded)
     baseline = random_predicates(release, coded, n_attacks, width, rng) if len(release) and width else _empty(width)
     n_baseline = int((count_matches(training, baseline, cap=2) == 1).sum())
     texts = [predicate_text(coded, predicates, q) for q in np.flatnonzero(succeeded)]
@@ -125,15 +126,18 @@ def singling_out_coded(coded: CodedFrames, *, mode: str = MULTIVARIATE, n_attack
         notes.append(f"only {n} of the {n_attacks} predicates asked for single out a released row")
     return attack_result(
         SINGLING_OUT, mode if mode == UNIVARIATE else f"{mode} ({width} columns)",
-        success_rate(int(succeeded.sum()), n, confidence),
-        success_rate(int(control_succeeded.sum()), n, confidence, scale=scale),
+        success_rate(int(succeeded.sum()), n, confidence, design_effect=deff),
+        success_rate(int(control_succeeded.sum()), n, confidence, scale=scale, design_effect=deff),
         success_rate(n_baseline, len(baseline[0]), confidence),
         evidence=texts[:SHOWN_PREDICATES], notes=notes, confidence=confidence,
+        # a predicate isolates a training person or a control person, never both
+        covariance=-scale * succeeded.mean() * control_succeeded.mean() * deff / n if n else 0.0,
         details={
             "predicates": n,
             "singling_out_training_person": int(succeeded.sum()),
             "singling_out_control_person": int(control_succeeded.sum()),
             "control_scale": scale,
+            "design_effect": deff,
             "unique_in_training": int((training_counts == 1).sum()),
             "unique_in_control": int((control_counts == 1).sum()),
             "training_size": int(len(training)),
@@ -227,8 +231,9 @@ def random_predicates(release: np.ndarray, coded: CodedFrames, n: int, width: in
 def count_matches(data: np.ndarray, predicates: tuple, *, cap: int | None = None) -> np.ndarray:
     """Number of rows of ``data`` satisfying each predicate (a conjunction of conditions).
 
-    With ``cap``, counting stops for a predicate once it reaches ``cap`` (``cap=2`` tells whether a
-    predicate singles out, and skips most of the rows for predicates matching many).
+    With ``cap``, the counts are ``min(count, cap)`` and counting stops for a predicate once it
+    reaches ``cap`` (``cap=2`` tells whether a predicate singles out, and skips most of the rows
+    for predicates matching many).
     """
     cols, ops, values = predicates
     n_predicates = len(cols)
@@ -244,7 +249,7 @@ def count_matches(data: np.ndarray, predicates: tuple, *, cap: int | None = None
         for start in range(0, len(alive), batch):
             which = alive[start:start + batch]
             counts[which] += _satisfied(part, cols[which], ops[which], values[which]).sum(axis=1)
-    return counts
+    return counts if cap is None else np.minimum(counts, cap)
 
 
 def _satisfied(by_column: np.ndarray, cols: np.ndarray, ops: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -283,6 +288,45 @@ def _satisfied(by_column: np.ndarray, cols: np.ndarray, ops: np.ndarray, values:
 
 def _empty(width: int) -> tuple:
     return (np.empty((0, width), dtype=np.int64), np.empty((0, width), dtype=np.int64), np.empty((0, width)))
+
+
+def design_effect(training: np.ndarray, control: np.ndarray, predicates: tuple, succeeded: np.ndarray,
+                  control_succeeded: np.ndarray) -> float:
+    """Kish's design effect of predicates that single out the same person: ``sum(m**2) / sum(m)``.
+
+    Predicates isolating one person succeed or fail together (on training if she is a training
+    person, on control otherwise), so ``m`` of them count as much as one trial weighted ``m``. The
+    rates' intervals are those of ``n / deff`` independent predicates (1 when no two predicates
+    isolate the same person). Measured on 40 populations with releases independent of the
+    training people, the multivariate risk divided by its error had a standard deviation of 1.54
+    with independent trials, 1.0 or so with this correction.
+    """
+    people = np.concatenate([matched_rows(training, _subset(predicates, succeeded)),
+                             len(training) + matched_rows(control, _subset(predicates, control_succeeded))])
+    if not len(people):
+        return 1.0
+    sizes = np.bincount(people)
+    sizes = sizes[sizes > 0].astype(np.float64)
+    return float((sizes**2).sum() / sizes.sum())
+
+
+def matched_rows(data: np.ndarray, predicates: tuple) -> np.ndarray:
+    """For predicates matching at least one row of ``data``: the first such row."""
+    cols = predicates[0]
+    out = np.empty(len(cols), dtype=np.int64)
+    if not len(cols):
+        return out
+    by_column = np.ascontiguousarray(data.T)
+    batch = max(1, EVALUATED_CELLS // max(len(data), 1))
+    for start in range(0, len(cols), batch):
+        stop = min(start + batch, len(cols))
+        part = tuple(p[start:stop] for p in predicates)
+        out[start:stop] = np.argmax(_satisfied(by_column, *part), axis=1)
+    return out
+
+
+def _subset(predicates: tuple, mask: np.ndarray) -> tuple:
+    return tuple(p[mask] for p in predicates)
 
 
 # --------------------------------------------------------------------------- display
