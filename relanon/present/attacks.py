@@ -61,7 +61,7 @@ def verdict_text(assessment) -> str:
     """A few lines a release reviewer reads first."""
     failed = assessment.failures
     sizes = ", ".join(f"{t}: {s[0]:,} training / {s[1]:,} control people" for t, s in assessment.sizes.items())
-    lines = [f"held out {assessment.holdout:.0%} of the people ({sizes})"]
+    lines = [f"held out {100 * assessment.holdout:.0f} % of the people ({sizes})"]
     if not assessment.attacks:
         lines.append("no attack could be run: no individual table with enough people")
     elif failed:
@@ -172,7 +172,7 @@ def _short(text: str, width: int) -> str:
 
 
 def _sizes(assessment) -> str:
-    return "; ".join(f"{t}: {s[0]:,} training and {s[1]:,} control people ({assessment.holdout:.0%} held out)"
+    return "; ".join(f"{t}: {s[0]:,} training and {s[1]:,} control people ({100 * assessment.holdout:.0f} % held out)"
                      for t, s in assessment.sizes.items())
 
 
