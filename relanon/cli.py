@@ -289,7 +289,6 @@ def _audit(args) -> int:
     from relanon.audit.checks import audit_database
     from relanon.schema.model import load_schema
     from relanon.stores.io import read_database
-
     from relanon.stores.notes import release_methods
 
     schema = load_schema(args.schema)

@@ -35,8 +35,8 @@ from relanon.common.atomic import atomic_directory, refuse_overwriting_input
 from relanon.common.errors import ParameterError, RelanonError, StorageError
 from relanon.engine.factor_space import NUMERIC_KINDS, FactorSpace, numeric_values
 from relanon.metrics.scenarios import Evaluation, children_per_parent
-from relanon.present.attacks import attacks_section
 from relanon.multitable.views import STANDALONE
+from relanon.present.attacks import attacks_section
 from relanon.schema.graph import all_links
 
 REPORT_FILE = "report.html"

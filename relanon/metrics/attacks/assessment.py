@@ -42,11 +42,12 @@ from relanon.metrics.attacks.singling_out import (
     DEFAULT_COLUMNS,
     MULTIVARIATE,
     UNIVARIATE,
+    positive_integer,
     singling_out_coded,
 )
 from relanon.metrics.scenarios import Evaluation, evaluate
 from relanon.multitable.pipeline import anonymize
-from relanon.multitable.views import STANDALONE, TO_TOP_ENRICHED, View, views
+from relanon.multitable.views import TO_TOP_ENRICHED, View, views
 from relanon.schema.model import Schema
 from relanon.schema.validation import check_database
 
@@ -156,6 +157,8 @@ def assess(schema: Schema, database, *, holdout: float = DEFAULT_HOLDOUT, random
     True
     """
     report = as_progress(progress)
+    positive_integer(n_attacks, "n_attacks")  # checked before the long run, not after it
+    positive_integer(n_predicates, "n_predicates")
     checked = check_database(schema, database)
     seed = _seed(schema, random_state)
     split = split_database(schema, checked, holdout=holdout, random_state=_stream(seed, "holdout"))

@@ -19,6 +19,7 @@ from relanon.common.errors import ParameterError
 from relanon.metrics.attacks.coding import CodedFrames, code_frames, nearest
 from relanon.metrics.attacks.confidence import CONFIDENCE, success_rate
 from relanon.metrics.attacks.results import LINKABILITY, AttackResult, attack_result
+from relanon.metrics.attacks.singling_out import positive_integer
 
 DEFAULT_TARGETS = 5_000
 
@@ -119,8 +120,7 @@ def split_text(coded: CodedFrames, a, b) -> str:
 
 def sample_rows(n: int, n_attacks: int, rng) -> np.ndarray:
     """Every row when ``n <= n_attacks``, else a seeded sample of ``n_attacks`` rows (in order)."""
-    if isinstance(n_attacks, bool) or not isinstance(n_attacks, int | np.integer) or n_attacks < 1:
-        raise ParameterError(f"n_attacks must be a positive integer, got {n_attacks!r}")
+    positive_integer(n_attacks, "n_attacks")
     if n <= n_attacks:
         return np.arange(n)
     return np.sort(rng.choice(n, size=n_attacks, replace=False))

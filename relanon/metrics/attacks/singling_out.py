@@ -97,8 +97,8 @@ def singling_out_coded(coded: CodedFrames, *, mode: str = MULTIVARIATE, n_attack
     """:func:`singling_out` on frames already coded (``release``, ``training``, ``control``)."""
     if mode not in MODES:
         raise ParameterError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    _positive(n_attacks, "n_attacks")
-    _positive(n_columns, "n_columns")
+    positive_integer(n_attacks, "n_attacks")
+    positive_integer(n_columns, "n_columns")
     rng = np.random.default_rng(random_state)
     release, training, control = coded["release"], coded["training"], coded["control"]
     width = 1 if mode == UNIVARIATE else min(n_columns, len(coded.columns))
@@ -357,6 +357,6 @@ def _condition_head(coded: CodedFrames, predicates: tuple, q: int, s: int) -> st
     return f"{coded.columns[int(cols[q, s])]} {symbol}"
 
 
-def _positive(value, name: str) -> None:
+def positive_integer(value, name: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
         raise ParameterError(f"{name} must be a positive integer, got {value!r}")
