@@ -6,6 +6,7 @@ For each table, in the order of :func:`relanon.schema.graph.topological_order`:
    through the foreign key (prefixed ``<fk column>::``), plus, for each child link that uses
    ``linear_sum``, the number of children of each row (``count::<child>::<fk column>``), plus, for a
    foreign key holding missing values, whether the row has a parent (``<fk column>::present``).
+   These internal names never replace a user column (see :func:`enrichment_names`).
 2. *Avatarization* of the enriched table with the table's own ``k`` and ``ncp``.
 3. *Matching* of each parent link, in a factor space fitted on the parent's original columns, where
    the released parents and the avatar children's broadcast part are placed.
@@ -228,16 +229,44 @@ def resolved_k(table: Table, n_rows: int) -> int:
     return k
 
 
-def broadcast_name(fk_column: str, column: str) -> str:
-    return f"{fk_column}::{column}"
+# --------------------------------------------------------------------------- enrichment names
 
 
-def presence_name(fk_column: str) -> str:
-    return f"{fk_column}::present"
+def enrichment_names(schema: Schema, name: str) -> dict[tuple[str, ...], str]:
+    """The internal columns of ``name``'s enriched table, each with a name no user column has.
+
+    Keys are ``("parent", fk column, parent column)``, ``("present", fk column)`` and
+    ``("count", child, fk column)``; names are ``<fk column>::<column>``, ``<fk column>::present`` and
+    ``count::<child>::<fk column>``, prefixed with ``_`` as often as needed to differ from every
+    column of the table and from each other (a user column named ``person_id::age`` is never
+    overwritten, nor is a parent column named ``present``).
+    """
+    wanted = []
+    for link in parent_links(schema, name):
+        wanted += [(("parent", link.column, c.name), f"{link.column}::{c.name}") for c in schema[link.parent].released_columns]
+        wanted.append((("present", link.column), f"{link.column}::present"))
+    wanted += [(("count", link.child, link.column), f"count::{link.child}::{link.column}")
+               for link in child_links(schema, name)]
+    taken = set(schema[name].all_columns) | set(schema[name].column_names)
+    names = {}
+    for key, candidate in wanted:
+        while candidate in taken:
+            candidate = "_" + candidate
+        taken.add(candidate)
+        names[key] = candidate
+    return names
 
 
-def count_name(link: Link) -> str:
-    return f"count::{link.child}::{link.column}"
+def broadcast_name(schema: Schema, link: Link, column: str) -> str:
+    return enrichment_names(schema, link.child)[("parent", link.column, column)]
+
+
+def presence_name(schema: Schema, link: Link) -> str:
+    return enrichment_names(schema, link.child)[("present", link.column)]
+
+
+def count_name(schema: Schema, link: Link) -> str:
+    return enrichment_names(schema, link.parent)[("count", link.child, link.column)]
 
 
 def enrich(schema: Schema, name: str, original: dict, released: dict | None = None):
@@ -245,9 +274,11 @@ def enrich(schema: Schema, name: str, original: dict, released: dict | None = No
 
     Returns ``(frame, types, weights)``; ``released`` (table name -> released column names) limits
     the broadcast to what each parent releases (an anatomized parent keeps its sensitive column out).
+    Internal columns are named by :func:`enrichment_names`.
     """
     table = schema[name]
     frame = original[name]
+    internal = enrichment_names(schema, name)
     parts = {c.name: frame[c.name] for c in table.released_columns}
     types = {c.name: c.type for c in table.released_columns}
     weights = {c.name: c.weight for c in table.released_columns}
@@ -259,18 +290,18 @@ def enrich(schema: Schema, name: str, original: dict, released: dict | None = No
         for column in parent.released_columns:
             if allowed is not None and column.name not in allowed:
                 continue
-            target = broadcast_name(link.column, column.name)
+            target = internal[("parent", link.column, column.name)]
             parts[target] = parent_frame[column.name].reindex(keys.to_numpy()).set_axis(frame.index)
             types[target], weights[target] = column.type, column.weight
         if keys.isna().any():
-            target = presence_name(link.column)
+            target = internal[("present", link.column)]
             parts[target] = keys.notna().to_numpy()
             types[target], weights[target] = "boolean", 1.0
     for link in child_links(schema, name):
         if link.method != "linear_sum":
             continue
         counts = original[link.child][link.column].value_counts()
-        target = count_name(link)
+        target = internal[("count", link.child, link.column)]
         parts[target] = counts.reindex(frame[table.primary_key].to_numpy(), fill_value=0).to_numpy().astype("int64")
         types[target], weights[target] = "integer", 1.0
     enriched = pd.DataFrame(parts, index=frame.index).reset_index(drop=True)
@@ -332,7 +363,8 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
             step.detail = "nothing to avatarize: rows only shuffled" if n else "empty table"
         else:
             k = resolved_k(table, n)
-            counts = [c for c in enriched.columns if c.startswith("count::")]
+            counted = {v for k, v in enrichment_names(schema, table.name).items() if k[0] == "count"}
+            counts = [c for c in enriched.columns if c in counted]
             result = avatarize(
                 enriched, types, k=k, ncp=table.anonymize.ncp, weights=weights, random_state=rng_avatar,
                 name=table.name, drawn=counts,
@@ -419,7 +451,7 @@ def _relink(schema: Schema, link: Link, original: dict, releases: dict, rng) -> 
         released_row = _released_row_of_original(parent, len(original[link.parent]))
         target = np.where(position >= 0, released_row[np.maximum(position, 0)], -1)
     else:
-        has_parent = _has_parent(link, original, child)
+        has_parent = _has_parent(schema, link, original, child)
         target = np.full(len(child.frame), -1)
         if has_parent.any() and len(parent.frame):
             target[has_parent] = _match(schema, link, original, child, parent, has_parent, rng)
@@ -454,9 +486,10 @@ def _released_row_of_original(release: TableRelease, n_original: int) -> np.ndar
     return row
 
 
-def _has_parent(link: Link, original: dict, child: TableRelease) -> np.ndarray:
-    if child.enriched_avatars is not None and presence_name(link.column) in child.enriched_avatars:
-        return child.enriched_avatars[presence_name(link.column)].to_numpy(dtype=bool)
+def _has_parent(schema: Schema, link: Link, original: dict, child: TableRelease) -> np.ndarray:
+    present = presence_name(schema, link)
+    if child.enriched_avatars is not None and present in child.enriched_avatars:
+        return child.enriched_avatars[present].to_numpy(dtype=bool)
     fk = original[link.child][link.column].to_numpy()[child.original_position]
     return pd.notna(fk)
 
@@ -465,44 +498,47 @@ def _match(schema, link: Link, original, child: TableRelease, parent: TableRelea
     """Released parent row for each child row that has a parent, by the link's method."""
     parent_table = schema[link.parent]
     columns = {c.name: c.type for c in parent_table.released_columns if c.name in parent.frame.columns}
-    children = _child_side(link, original, child, parent_table, columns)[has_parent]
-    parent_coords, child_coords = _coordinates(parent_table, original[link.parent], parent.frame, children, columns)
+    children = _child_side(schema, link, original, child, parent_table, columns)[has_parent]
+    parent_coords, child_coords = _coordinates(parent_table, original[link.parent], parent.frame, children, columns, rng)
     n_children = int(has_parent.sum())
     if link.method == "minimum_distance":
         if parent_coords.shape[1] == 0:
             return rng.integers(len(parent.frame), size=n_children)
         return linking.match_minimum_distance(child_coords, parent_coords)
-    expected = _expected_counts(link, original, parent, parent_table)
+    expected = _expected_counts(schema, link, original, parent, parent_table)
     counts = linking.allocate_counts(expected, n_children, random_state=rng)
     if parent_coords.shape[1] == 0:
         return rng.permutation(np.repeat(np.arange(len(parent.frame)), counts))
     return linking.match_linear_sum(child_coords, parent_coords, counts, random_state=rng)
 
 
-def _child_side(link: Link, original, child: TableRelease, parent_table: Table, columns: dict) -> pd.DataFrame:
+def _child_side(schema: Schema, link: Link, original, child: TableRelease, parent_table: Table,
+                columns: dict) -> pd.DataFrame:
     """The parent's columns as the released child rows see them (avatarized broadcast, or original)."""
     if child.enriched_avatars is not None:
         source = child.enriched_avatars
-        return pd.DataFrame({c: source[broadcast_name(link.column, c)] for c in columns}, index=source.index)
+        return pd.DataFrame({c: source[broadcast_name(schema, link, c)] for c in columns}, index=source.index)
     # a child released with its original rows: the parent's values through its original foreign key
     parent_frame = original[link.parent].set_index(parent_table.primary_key)
     keys = original[link.child][link.column].to_numpy()[child.original_position]
     return pd.DataFrame({c: parent_frame[c].reindex(keys).reset_index(drop=True) for c in columns})
 
 
-def _coordinates(parent_table: Table, parent_original, parent_released, children, columns):
+def _coordinates(parent_table: Table, parent_original, parent_released, children, columns, rng):
     from relanon.engine.factor_space import FactorSpace
 
     if not columns:
         return np.empty((len(parent_released), 0)), np.empty((len(children), 0))
     weights = {c.name: c.weight for c in parent_table.released_columns if c.name in columns}
-    space = FactorSpace(columns, weights=weights).fit(parent_original[list(columns)])
+    # seeded: above DENSE_LIMIT coded columns (a parent with a high-cardinality column) the axes come
+    # from Lanczos iterations whose start vector would otherwise change the links on every run
+    space = FactorSpace(columns, weights=weights, random_state=rng).fit(parent_original[list(columns)])
     return space.transform(parent_released[list(columns)]), space.transform(children[list(columns)])
 
 
-def _expected_counts(link: Link, original, parent: TableRelease, parent_table: Table) -> np.ndarray:
+def _expected_counts(schema: Schema, link: Link, original, parent: TableRelease, parent_table: Table) -> np.ndarray:
     """Children expected per released parent row: avatarized for avatar parents, true otherwise."""
-    name = count_name(link)
+    name = count_name(schema, link)
     if parent.enriched_avatars is not None and name in parent.enriched_avatars:
         return parent.enriched_avatars[name].to_numpy(dtype=float)
     counts = original[link.child][link.column].value_counts()
