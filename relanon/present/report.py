@@ -697,6 +697,10 @@ def _draw_histogram(axes, s: _Shares, kind: str) -> None:
         locator = mdates.AutoDateLocator()
         axes.xaxis.set_major_locator(locator)
         axes.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    elif np.abs(edges).max() > 1e300:
+        # matplotlib cannot place ticks on a span that overflows (values of +-1e308): draw in units of 1e300
+        edges = edges / 1e300
+        axes.set_xlabel("value / 1e300", fontsize=8)
     axes.stairs(s.original, edges, fill=True, color=ORIGINAL_COLOUR, alpha=0.45, label="original")
     axes.stairs(s.released, edges, color=ANONYMIZED_COLOUR, linewidth=1.8, label="anonymized")
     axes.set_ylabel("share of rows", fontsize=8)

@@ -428,7 +428,8 @@ def _explain(error) -> Problem:
         return Problem(prefix + _unknown_value(instance, error.validator_value), table, column)
     if path == ("relanon",):
         return Problem(f"this relanon reads schema format 1; the file says relanon: {instance!r}")
-    return Problem(prefix + error.message, table, column)
+    message = error.message if len(error.message) <= 300 else error.message[:300] + "..."
+    return Problem(prefix + message, table, column)
 
 
 def _bad_column_message(instance) -> str:
