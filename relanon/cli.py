@@ -15,17 +15,13 @@ checked (against every input, against each other, against what exists there) bef
 from __future__ import annotations
 
 import argparse
-import contextlib
-import logging
 import math
 import os
 import re
-import signal
 import sys
-import threading
-import warnings
 from pathlib import Path
 
+from relanon.common.console import Terminated, terminate_like_interrupt, warnings_printed_once
 from relanon.common.errors import ProblemsError, RelanonError, StorageError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -44,10 +40,6 @@ EPILOG = {
 EXIT_CODES = "exit codes: 0 all holds; 1 the data or release fails a check; 2 usage, input or output error"
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the program is so that every temporary is cleaned up as for Ctrl-C."""
-
-
 def main(argv=None) -> int:
     parser = _parser()
     try:
@@ -57,7 +49,7 @@ def main(argv=None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return EXIT_USAGE
-    with _terminate_like_interrupt(), _warnings_printed_once():
+    with terminate_like_interrupt(), warnings_printed_once():
         try:
             return args.run(args)
         except RelanonError as error:
@@ -513,66 +505,6 @@ def _write_report(evaluation, folder: Path, inputs, overwrite: bool, files) -> P
     from relanon.present.report import write_report
 
     return write_report(evaluation, folder, inputs=inputs, overwrite=overwrite, files=files)
-
-
-@contextlib.contextmanager
-def _terminate_like_interrupt():
-    """While a command runs, SIGTERM unwinds like Ctrl-C: every temporary is removed on the way out."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def terminate(signum, frame):
-        raise Terminated()
-
-    previous = signal.signal(signal.SIGTERM, terminate)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-class _OnceHandler(logging.Handler):
-    def __init__(self, say):
-        super().__init__(logging.WARNING)
-        self.say = say
-
-    def emit(self, record):
-        self.say(record.getMessage())
-
-
-@contextlib.contextmanager
-def _warnings_printed_once():
-    """Warnings as ``warning: ...`` lines on standard error, each once, without source locations.
-
-    relanon's own warnings (and any ``UserWarning``) are shown; numerical and deprecation warnings of
-    the libraries underneath tell a user nothing to act on and are left out.
-    """
-    seen = set()
-
-    def say(text) -> None:
-        text = " ".join(str(text).split())
-        if text and text not in seen:
-            seen.add(text)
-            print(f"warning: {text}", file=sys.stderr, flush=True)
-
-    def show(message, category, filename, lineno, file=None, line=None):
-        if issubclass(category, UserWarning):
-            say(message)
-
-    logger = logging.getLogger("relanon")
-    handler = _OnceHandler(say)
-    propagate = logger.propagate
-    with warnings.catch_warnings():
-        warnings.simplefilter("always", UserWarning)
-        warnings.showwarning = show
-        logger.addHandler(handler)
-        logger.propagate = False
-        try:
-            yield
-        finally:
-            logger.removeHandler(handler)
-            logger.propagate = propagate
 
 
 if __name__ == "__main__":  # pragma: no cover
