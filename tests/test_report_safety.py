@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from relanon.metrics.scenarios import evaluate
 from relanon.present.report import _bin_edges, render_html, write_report
@@ -12,6 +13,7 @@ from relanon.schema.model import load_schema
 MARKUP = ["$x^$", "$\\foo{x}$", "<b>bold</b>", "$$", "\\", "{{x}}"]
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # statistics of values near the float limit overflow
 def test_markup_and_extreme_values_in_the_data_make_a_complete_report(tmp_path):
     schema = load_schema({"relanon": 1, "tables": {"t": {
         "primary_key": "id", "individual": True,

@@ -77,6 +77,7 @@ class TableRelease:
     k: int | None = None
     ncp: int | None = None
     companion: pd.DataFrame | None = None  # the sensitive table of an anatomized table
+    internal_names: dict = field(default_factory=dict)  # of the enriched tables (see enrichment_names)
 
 
 @dataclass
@@ -257,18 +258,6 @@ def enrichment_names(schema: Schema, name: str) -> dict[tuple[str, ...], str]:
     return names
 
 
-def broadcast_name(schema: Schema, link: Link, column: str) -> str:
-    return enrichment_names(schema, link.child)[("parent", link.column, column)]
-
-
-def presence_name(schema: Schema, link: Link) -> str:
-    return enrichment_names(schema, link.child)[("present", link.column)]
-
-
-def count_name(schema: Schema, link: Link) -> str:
-    return enrichment_names(schema, link.parent)[("count", link.child, link.column)]
-
-
 def enrich(schema: Schema, name: str, original: dict, released: dict | None = None):
     """The table enriched for avatarization: own columns, parents' columns, children counts.
 
@@ -354,6 +343,7 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
 
     frame = original[table.name]
     enriched, types, weights = enrich(schema, table.name, original, released)
+    internal = enrichment_names(schema, table.name)
     n = len(frame)
     k = ncp = None
     with report.step(f"{table.name}: avatarize") as step:
@@ -363,8 +353,7 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
             step.detail = "nothing to avatarize: rows only shuffled" if n else "empty table"
         else:
             k = resolved_k(table, n)
-            counted = {v for k, v in enrichment_names(schema, table.name).items() if k[0] == "count"}
-            counts = [c for c in enriched.columns if c in counted]
+            counts = [name for key, name in internal.items() if key[0] == "count" and name in enriched.columns]
             result = avatarize(
                 enriched, types, k=k, ncp=table.anonymize.ncp, weights=weights, random_state=rng_avatar,
                 name=table.name, drawn=counts,
@@ -384,7 +373,8 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
         elif column in output:
             released[column] = avatars[column]
     return TableRelease(
-        table.name, "avatar", released, pairing, enriched_original=enriched, enriched_avatars=avatars, k=k, ncp=ncp
+        table.name, "avatar", released, pairing, enriched_original=enriched, enriched_avatars=avatars, k=k, ncp=ncp,
+        internal_names=internal,
     )
 
 
@@ -451,7 +441,7 @@ def _relink(schema: Schema, link: Link, original: dict, releases: dict, rng) -> 
         released_row = _released_row_of_original(parent, len(original[link.parent]))
         target = np.where(position >= 0, released_row[np.maximum(position, 0)], -1)
     else:
-        has_parent = _has_parent(schema, link, original, child)
+        has_parent = _has_parent(link, original, child)
         target = np.full(len(child.frame), -1)
         if has_parent.any() and len(parent.frame):
             target[has_parent] = _match(schema, link, original, child, parent, has_parent, rng)
@@ -486,8 +476,8 @@ def _released_row_of_original(release: TableRelease, n_original: int) -> np.ndar
     return row
 
 
-def _has_parent(schema: Schema, link: Link, original: dict, child: TableRelease) -> np.ndarray:
-    present = presence_name(schema, link)
+def _has_parent(link: Link, original: dict, child: TableRelease) -> np.ndarray:
+    present = child.internal_names.get(("present", link.column))
     if child.enriched_avatars is not None and present in child.enriched_avatars:
         return child.enriched_avatars[present].to_numpy(dtype=bool)
     fk = original[link.child][link.column].to_numpy()[child.original_position]
@@ -498,26 +488,26 @@ def _match(schema, link: Link, original, child: TableRelease, parent: TableRelea
     """Released parent row for each child row that has a parent, by the link's method."""
     parent_table = schema[link.parent]
     columns = {c.name: c.type for c in parent_table.released_columns if c.name in parent.frame.columns}
-    children = _child_side(schema, link, original, child, parent_table, columns)[has_parent]
+    children = _child_side(link, original, child, parent_table, columns)[has_parent]
     parent_coords, child_coords = _coordinates(parent_table, original[link.parent], parent.frame, children, columns, rng)
     n_children = int(has_parent.sum())
     if link.method == "minimum_distance":
         if parent_coords.shape[1] == 0:
             return rng.integers(len(parent.frame), size=n_children)
         return linking.match_minimum_distance(child_coords, parent_coords)
-    expected = _expected_counts(schema, link, original, parent, parent_table)
+    expected = _expected_counts(link, original, parent, parent_table)
     counts = linking.allocate_counts(expected, n_children, random_state=rng)
     if parent_coords.shape[1] == 0:
         return rng.permutation(np.repeat(np.arange(len(parent.frame)), counts))
     return linking.match_linear_sum(child_coords, parent_coords, counts, random_state=rng)
 
 
-def _child_side(schema: Schema, link: Link, original, child: TableRelease, parent_table: Table,
-                columns: dict) -> pd.DataFrame:
+def _child_side(link: Link, original, child: TableRelease, parent_table: Table, columns: dict) -> pd.DataFrame:
     """The parent's columns as the released child rows see them (avatarized broadcast, or original)."""
     if child.enriched_avatars is not None:
         source = child.enriched_avatars
-        return pd.DataFrame({c: source[broadcast_name(schema, link, c)] for c in columns}, index=source.index)
+        names = child.internal_names
+        return pd.DataFrame({c: source[names[("parent", link.column, c)]] for c in columns}, index=source.index)
     # a child released with its original rows: the parent's values through its original foreign key
     parent_frame = original[link.parent].set_index(parent_table.primary_key)
     keys = original[link.child][link.column].to_numpy()[child.original_position]
@@ -536,9 +526,9 @@ def _coordinates(parent_table: Table, parent_original, parent_released, children
     return space.transform(parent_released[list(columns)]), space.transform(children[list(columns)])
 
 
-def _expected_counts(schema: Schema, link: Link, original, parent: TableRelease, parent_table: Table) -> np.ndarray:
+def _expected_counts(link: Link, original, parent: TableRelease, parent_table: Table) -> np.ndarray:
     """Children expected per released parent row: avatarized for avatar parents, true otherwise."""
-    name = count_name(schema, link)
+    name = parent.internal_names.get(("count", link.child, link.column))
     if parent.enriched_avatars is not None and name in parent.enriched_avatars:
         return parent.enriched_avatars[name].to_numpy(dtype=float)
     counts = original[link.child][link.column].value_counts()
