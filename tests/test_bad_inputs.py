@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from workspace import SCHEMA, edit_csv, make_workspace, people_frame, snapshot
+from workspace import SCHEMA, edit_csv, make_visits, make_workspace, people_frame, snapshot
 
 from relanon.cli import main
 from relanon.multitable import pipeline
@@ -273,3 +273,14 @@ def test_permissions_of_an_unreadable_input(tmp_path, capsys):
     (ws / "schema.yaml").chmod(0)
     assert main(["validate", str(ws / "schema.yaml")]) == 2
     assert "permission denied" in capsys.readouterr().err
+
+
+def test_a_negative_seed_through_python_is_a_parameter_error():
+    from relanon.common.errors import ParameterError
+    from relanon.schema.model import load_schema
+    from relanon.schema.validation import check_database
+
+    schema = load_schema(SCHEMA)
+    database = check_database(schema, {"people": people_frame(), "visits": make_visits()})
+    with pytest.raises(ParameterError, match="random_state must be a whole number >= 0"):
+        pipeline.anonymize(schema, database, random_state=-5, progress=False)

@@ -30,7 +30,7 @@ def people_frame(n=12) -> pd.DataFrame:
                          "sex": rng.choice(["F", "M"], n), "city": rng.choice(["Lyon", "Paris", "Nice"], n)})
 
 
-def _visits(n=30, people=12) -> pd.DataFrame:
+def make_visits(n=30, people=12) -> pd.DataFrame:
     rng = np.random.default_rng(1)
     return pd.DataFrame({"visit_id": range(100, 100 + n), "person_id": rng.integers(1, people + 1, n),
                          "cost": rng.integers(10, 90, n) / 2, "reason": rng.choice(["flu", "check"], n)})
@@ -40,7 +40,7 @@ def make_workspace(root: Path) -> Path:
     data = root / "data"
     data.mkdir(parents=True)
     people_frame().to_csv(data / "people.csv", index=False)
-    _visits().to_csv(data / "visits.csv", index=False)
+    make_visits().to_csv(data / "visits.csv", index=False)
     (root / "schema.yaml").write_text(SCHEMA)
     return root
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from relanon.common.errors import DataError, Problem
+from relanon.common.errors import DataError, ParameterError, Problem
 from relanon.common.progress import as_progress
 from relanon.engine.deassociate import anatomize, bucketize
 from relanon.multitable import linking
@@ -211,7 +211,12 @@ def _table_seeds(schema: Schema, random_state) -> dict[str, np.random.SeedSequen
     elif isinstance(random_state, np.random.SeedSequence):
         entropy = random_state.entropy
     else:
-        entropy = np.random.SeedSequence(random_state).entropy
+        try:
+            entropy = np.random.SeedSequence(random_state).entropy
+        except (TypeError, ValueError):
+            raise ParameterError(
+                f"random_state must be a whole number >= 0, a numpy Generator or None, got {random_state!r}"
+            ) from None
     return {
         name: np.random.SeedSequence(entropy, spawn_key=(zlib.crc32(name.encode("utf-8")),))
         for name in schema.tables
