@@ -240,4 +240,4 @@ def test_relanon_assess_writes_the_report_and_prints_the_risk_matrix(tmp_path, c
     metrics = json.loads((tmp_path / "assessment" / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["assessment"]["risk_matrix"]["patients"]["patients"] is not None
     assert main(["assess", str(folder / "schema.yaml"), "--data", str(folder / "original"), "--out",
-                 str(folder / "original" / "inside")]) == 1  # never writes inside the input
+                 str(folder / "original" / "inside")]) == 2  # never writes inside the input

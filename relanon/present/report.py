@@ -31,13 +31,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from relanon.common.atomic import atomic_directory, refuse_overwriting_input
-from relanon.common.errors import ParameterError, RelanonError, StorageError
+from relanon.common.atomic import atomic_directory
+from relanon.common.errors import ParameterError, RelanonError
 from relanon.engine.factor_space import NUMERIC_KINDS, FactorSpace, numeric_values
 from relanon.metrics.scenarios import Evaluation, children_per_parent
 from relanon.multitable.views import STANDALONE
 from relanon.present.attacks import attacks_section
 from relanon.schema.graph import all_links
+from relanon.stores.outputs import FolderOutput, check_outputs, only_entries
 
 REPORT_FILE = "report.html"
 METRICS_FILE = "metrics.json"
@@ -150,7 +151,7 @@ def render_html(evaluation, assessment=None) -> str:
     )
 
 
-def write_report(evaluation, folder, *, inputs=(), assessment=None) -> Path:
+def write_report(evaluation, folder, *, inputs=(), overwrite: bool = False, files=None, assessment=None) -> Path:
     """Write ``report.html`` and ``metrics.json`` into ``folder``, atomically.
 
     Parameters
@@ -159,9 +160,13 @@ def write_report(evaluation, folder, *, inputs=(), assessment=None) -> Path:
         What :func:`relanon.metrics.scenarios.evaluate` returned.
     folder : str or Path
         The report's folder. It is created, or replaced whole when it holds nothing but a
-        previous report; a folder holding other files is refused.
+        previous report; a folder holding other files is refused unless ``overwrite``.
     inputs : iterable of paths
         Where the data came from: writing over or inside them is refused.
+    overwrite : bool, default False
+        Replace the folder whole even when it holds other files.
+    files : mapping of str to str, optional
+        The report's files as :func:`render_report` made them (rendered again when not given).
     assessment : Assessment, optional
         What :func:`relanon.assess` returned: the attacks join the page and ``metrics.json``.
 
@@ -186,27 +191,30 @@ def write_report(evaluation, folder, *, inputs=(), assessment=None) -> Path:
     ['metrics.json', 'report.html']
     """
     folder = Path(folder)
-    refuse_overwriting_input(folder, *inputs)
-    _refuse_replacing_other_files(folder)
-    page = render_html(evaluation, assessment)
-    metrics = evaluation.to_json() if assessment is None else json.dumps(
-        {**evaluation.to_dict(), "assessment": assessment.to_dict()}, indent=2, default=str) + "\n"
+    check_outputs([report_output(folder, overwrite=overwrite)], inputs)
+    files = render_report(evaluation, assessment) if files is None else files
     with atomic_directory(folder) as tmp:
-        (tmp / REPORT_FILE).write_text(page, encoding="utf-8")
-        (tmp / METRICS_FILE).write_text(metrics, encoding="utf-8")
+        for name, text in files.items():
+            (tmp / name).write_text(text, encoding="utf-8")
     return folder / REPORT_FILE
 
 
-def _refuse_replacing_other_files(folder: Path) -> None:
-    if not folder.is_dir():
-        return
-    others = sorted(p.name for p in folder.iterdir() if p.name not in (REPORT_FILE, METRICS_FILE))
-    if others:
-        shown = ", ".join(repr(n) for n in others[:5]) + (f", ... ({len(others) - 5} more)" if len(others) > 5 else "")
-        raise StorageError(
-            f"the report folder {str(folder)!r} already holds other files ({shown}) and writing the report "
-            "would replace it whole; choose a new or empty folder"
-        )
+def render_report(evaluation, assessment=None) -> dict[str, str]:
+    """The report's files (file name -> text), rendered in memory: nothing is written.
+
+    With an ``assessment`` (:func:`relanon.assess`), the page has an Attacks section and
+    ``metrics.json`` holds the attacks under ``"assessment"``.
+    """
+    metrics = evaluation.to_json() if assessment is None else json.dumps(
+        {**evaluation.to_dict(), "assessment": assessment.to_dict()}, indent=2, default=str) + "\n"
+    return {REPORT_FILE: render_html(evaluation, assessment), METRICS_FILE: metrics}
+
+
+def report_output(folder, *, flag: str | None = None, overwrite: bool = False) -> FolderOutput:
+    """The report folder as an output location: relanon's own when it holds only a report's files."""
+    return FolderOutput(folder, own_entries=only_entries(REPORT_FILE, METRICS_FILE),
+                        own="a report folder it made (report.html and metrics.json alone)",
+                        what="the report", flag=flag, overwrite=overwrite)
 
 
 # --------------------------------------------------------------------------- text sections
@@ -498,7 +506,9 @@ def _pictures_section(evaluation) -> str:
                 "installs it; the figures above are complete without it.</p></section>")
     parts = [head, ('<p>Original in blue, anonymized in orange. Shares are of all rows, missing values '
              "included.</p>")]
-    with matplotlib.style.context("default"):  # the user's style must not change the picture bytes
+    # the user's style must not change the picture bytes; text from the data ($x^$, a column
+    # named "$\\foo{x}$") is drawn as it is, never read as mathtext or TeX markup
+    with matplotlib.style.context("default"), matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
         for table in evaluation.schema:
             parts.append(_table_pictures(evaluation, table))
         parts.append(_link_pictures(evaluation))
@@ -628,16 +638,21 @@ def _numeric_shares(original: pd.Series, released: pd.Series, kind: str) -> _Sha
 
 
 def _bin_edges(observed: np.ndarray, kind: str) -> np.ndarray:
+    # bins on the finite values (infinite ones fall in the end bins); edges as weighted means of the
+    # ends, which stay finite where high - low overflows (values of +-1e308)
+    observed = observed[np.isfinite(observed)]
     if observed.size == 0:
         return np.array([0.0, 1.0])
     low, high = float(observed.min()), float(observed.max())
     if kind == "integer" and high - low + 1 <= MAX_BINS:
         return np.arange(low - 0.5, high + 1.0)
     if high == low:
-        half = 43_200.0 if kind == "datetime" else 0.5  # a constant date gets a one-day bin
+        half = 43_200.0 if kind == "datetime" else max(0.5, abs(low) * 1e-9)  # a constant date: a one-day bin
         return np.array([low - half, high + half])
     sturges = int(np.ceil(np.log2(observed.size))) + 1
-    return np.linspace(low, high, min(max(sturges, MIN_BINS), MAX_BINS) + 1)
+    share = np.linspace(0.0, 1.0, min(max(sturges, MIN_BINS), MAX_BINS) + 1)
+    edges = low * (1.0 - share) + high * share
+    return edges if np.all(np.diff(edges) > 0) else np.array([low, high])
 
 
 def _binned(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -699,6 +714,10 @@ def _draw_histogram(axes, s: _Shares, kind: str) -> None:
         locator = mdates.AutoDateLocator()
         axes.xaxis.set_major_locator(locator)
         axes.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    elif np.abs(edges).max() > 1e300:
+        # matplotlib cannot place ticks on a span that overflows (values of +-1e308): draw in units of 1e300
+        edges = edges / 1e300
+        axes.set_xlabel("value / 1e300", fontsize=8)
     axes.stairs(s.original, edges, fill=True, color=ORIGINAL_COLOUR, alpha=0.45, label="original")
     axes.stairs(s.released, edges, color=ANONYMIZED_COLOUR, linewidth=1.8, label="anonymized")
     axes.set_ylabel("share of rows", fontsize=8)

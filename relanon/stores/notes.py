@@ -11,9 +11,7 @@ import sqlite3
 from pathlib import Path
 
 from relanon.common.errors import StorageError
-from relanon.stores.io import FILES_TABLE, RELEASE_FILES
-
-NOTES_FILE = RELEASE_FILES[1]
+from relanon.stores.outputs import FILES_TABLE, NOTES_FILE
 
 
 def read_note(location, name: str) -> str | None:
