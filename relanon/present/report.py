@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,12 +31,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from relanon.common.atomic import atomic_directory, refuse_overwriting_input
-from relanon.common.errors import ParameterError, RelanonError, StorageError
+from relanon.common.atomic import atomic_directory
+from relanon.common.errors import ParameterError, RelanonError
 from relanon.engine.factor_space import NUMERIC_KINDS, FactorSpace, numeric_values
 from relanon.metrics.scenarios import Evaluation, children_per_parent
 from relanon.multitable.views import STANDALONE
+from relanon.present.attacks import attacks_section
 from relanon.schema.graph import all_links
+from relanon.stores.outputs import FolderOutput, check_outputs, only_entries
 
 REPORT_FILE = "report.html"
 METRICS_FILE = "metrics.json"
@@ -55,7 +58,7 @@ ORIGINAL_COLOUR, ANONYMIZED_COLOUR = "#4c72b0", "#dd8452"
 # Values read as percentages (one decimal); the others are shown with three significant digits...
 PERCENT_METRICS = frozenset({
     "hidden_rate", "row_direct_match_protection", "column_direct_match_protection", "correlation_difference_ratio",
-    "inference_categorical", "inference_continuous", "referential_integrity",
+    "inference_categorical", "inference_continuous", "referential_integrity", "closer_to_training",
 })
 # ...except these, compared with a target near 0 or 1, where 3 significant digits would round onto it.
 FRACTION_METRICS = frozenset({"children_per_parent", "distance_to_closest", "closest_distances_ratio"})
@@ -84,7 +87,7 @@ dt{font-weight:600;margin-top:.4em}dd{margin-left:1.5em}
 # --------------------------------------------------------------------------- public API
 
 
-def render_html(evaluation) -> str:
+def render_html(evaluation, assessment=None) -> str:
     """The release report of ``evaluation`` as one self-contained HTML document.
 
     Parameters
@@ -93,6 +96,8 @@ def render_html(evaluation) -> str:
         What :func:`relanon.metrics.scenarios.evaluate` returned. Its in-memory ``schema``,
         ``original`` and ``anonymized`` databases are needed for the pictures; without them (or
         without matplotlib) the report holds every figure but no picture, and says why.
+    assessment : Assessment, optional
+        What :func:`relanon.assess` returned: adds the attacks and their risk matrix.
 
     Returns
     -------
@@ -126,9 +131,10 @@ def render_html(evaluation) -> str:
         "may be released. It shows distributions of the <em>original</em> data: it is not itself part "
         "of the release and must not be published with it.</p></header>"),
         _sensitive_banner(evaluation),
-        _contents(),
+        _contents(assessment is not None),
         _verdict_section(evaluation),
         _privacy_section(evaluation),
+        attacks_section(assessment),
         _signal_section(evaluation),
         _links_section(evaluation),
         _details_section(evaluation),
@@ -145,7 +151,7 @@ def render_html(evaluation) -> str:
     )
 
 
-def write_report(evaluation, folder, *, inputs=()) -> Path:
+def write_report(evaluation, folder, *, inputs=(), overwrite: bool = False, files=None, assessment=None) -> Path:
     """Write ``report.html`` and ``metrics.json`` into ``folder``, atomically.
 
     Parameters
@@ -154,9 +160,15 @@ def write_report(evaluation, folder, *, inputs=()) -> Path:
         What :func:`relanon.metrics.scenarios.evaluate` returned.
     folder : str or Path
         The report's folder. It is created, or replaced whole when it holds nothing but a
-        previous report; a folder holding other files is refused.
+        previous report; a folder holding other files is refused unless ``overwrite``.
     inputs : iterable of paths
         Where the data came from: writing over or inside them is refused.
+    overwrite : bool, default False
+        Replace the folder whole even when it holds other files.
+    files : mapping of str to str, optional
+        The report's files as :func:`render_report` made them (rendered again when not given).
+    assessment : Assessment, optional
+        What :func:`relanon.assess` returned: the attacks join the page and ``metrics.json``.
 
     Returns
     -------
@@ -179,26 +191,30 @@ def write_report(evaluation, folder, *, inputs=()) -> Path:
     ['metrics.json', 'report.html']
     """
     folder = Path(folder)
-    refuse_overwriting_input(folder, *inputs)
-    _refuse_replacing_other_files(folder)
-    page = render_html(evaluation)
-    metrics = evaluation.to_json()
+    check_outputs([report_output(folder, overwrite=overwrite)], inputs)
+    files = render_report(evaluation, assessment) if files is None else files
     with atomic_directory(folder) as tmp:
-        (tmp / REPORT_FILE).write_text(page, encoding="utf-8")
-        (tmp / METRICS_FILE).write_text(metrics, encoding="utf-8")
+        for name, text in files.items():
+            (tmp / name).write_text(text, encoding="utf-8")
     return folder / REPORT_FILE
 
 
-def _refuse_replacing_other_files(folder: Path) -> None:
-    if not folder.is_dir():
-        return
-    others = sorted(p.name for p in folder.iterdir() if p.name not in (REPORT_FILE, METRICS_FILE))
-    if others:
-        shown = ", ".join(repr(n) for n in others[:5]) + (f", ... ({len(others) - 5} more)" if len(others) > 5 else "")
-        raise StorageError(
-            f"the report folder {str(folder)!r} already holds other files ({shown}) and writing the report "
-            "would replace it whole; choose a new or empty folder"
-        )
+def render_report(evaluation, assessment=None) -> dict[str, str]:
+    """The report's files (file name -> text), rendered in memory: nothing is written.
+
+    With an ``assessment`` (:func:`relanon.assess`), the page has an Attacks section and
+    ``metrics.json`` holds the attacks under ``"assessment"``.
+    """
+    metrics = evaluation.to_json() if assessment is None else json.dumps(
+        {**evaluation.to_dict(), "assessment": assessment.to_dict()}, indent=2, default=str) + "\n"
+    return {REPORT_FILE: render_html(evaluation, assessment), METRICS_FILE: metrics}
+
+
+def report_output(folder, *, flag: str | None = None, overwrite: bool = False) -> FolderOutput:
+    """The report folder as an output location: relanon's own when it holds only a report's files."""
+    return FolderOutput(folder, own_entries=only_entries(REPORT_FILE, METRICS_FILE),
+                        own="a report folder it made (report.html and metrics.json alone)",
+                        what="the report", flag=flag, overwrite=overwrite)
 
 
 # --------------------------------------------------------------------------- text sections
@@ -216,8 +232,9 @@ def _sensitive_banner(evaluation) -> str:
     )
 
 
-def _contents() -> str:
-    entries = [("verdict", "Verdict"), ("privacy", "Privacy"), ("signal", "Signal"), ("links", "Links"),
+def _contents(attacks: bool = False) -> str:
+    entries = [("verdict", "Verdict"), ("privacy", "Privacy"), *([("attacks", "Attacks")] if attacks else []),
+               ("signal", "Signal"), ("links", "Links"),
                ("details", "Detailed metrics"), ("pictures", "Pictures"), ("glossary", "Glossary")]
     return "<nav><p>" + " | ".join(f'<a href="#{key}">{label}</a>' for key, label in entries) + "</p></nav>"
 
@@ -433,9 +450,12 @@ def _details_section(evaluation) -> str:
 
 
 def _target_text(by_key: dict, kind: str, name: str) -> str:
-    metric = next((m for (k, _, n), m in by_key.items() if k == kind and n == name), None)
+    metrics = [m for (k, _, n), m in by_key.items() if k == kind and n == name]
+    metric = metrics[0] if metrics else None
     if metric is None or metric.target is None:
         return "(no target)"
+    if len({m.target for m in metrics}) > 1:  # calibrated per view (against held-out people)
+        return f"({'>' if metric.direction == 'higher' else '<'} per view)"
     return f"({'>' if metric.direction == 'higher' else '<'} {metric.target:g})"
 
 
@@ -500,7 +520,9 @@ def _pictures_section(evaluation) -> str:
                 "installs it; the figures above are complete without it.</p></section>")
     parts = [head, ('<p>Original in blue, anonymized in orange. Shares are of all rows, missing values '
              "included.</p>")]
-    with matplotlib.style.context("default"):  # the user's style must not change the picture bytes
+    # the user's style must not change the picture bytes; text from the data ($x^$, a column
+    # named "$\\foo{x}$") is drawn as it is, never read as mathtext or TeX markup
+    with matplotlib.style.context("default"), matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
         for table in evaluation.schema:
             parts.append(_table_pictures(evaluation, table))
         parts.append(_link_pictures(evaluation))
@@ -630,16 +652,21 @@ def _numeric_shares(original: pd.Series, released: pd.Series, kind: str) -> _Sha
 
 
 def _bin_edges(observed: np.ndarray, kind: str) -> np.ndarray:
+    # bins on the finite values (infinite ones fall in the end bins); edges as weighted means of the
+    # ends, which stay finite where high - low overflows (values of +-1e308)
+    observed = observed[np.isfinite(observed)]
     if observed.size == 0:
         return np.array([0.0, 1.0])
     low, high = float(observed.min()), float(observed.max())
     if kind == "integer" and high - low + 1 <= MAX_BINS:
         return np.arange(low - 0.5, high + 1.0)
     if high == low:
-        half = 43_200.0 if kind == "datetime" else 0.5  # a constant date gets a one-day bin
+        half = 43_200.0 if kind == "datetime" else max(0.5, abs(low) * 1e-9)  # a constant date: a one-day bin
         return np.array([low - half, high + half])
     sturges = int(np.ceil(np.log2(observed.size))) + 1
-    return np.linspace(low, high, min(max(sturges, MIN_BINS), MAX_BINS) + 1)
+    share = np.linspace(0.0, 1.0, min(max(sturges, MIN_BINS), MAX_BINS) + 1)
+    edges = low * (1.0 - share) + high * share
+    return edges if np.all(np.diff(edges) > 0) else np.array([low, high])
 
 
 def _binned(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -701,6 +728,10 @@ def _draw_histogram(axes, s: _Shares, kind: str) -> None:
         locator = mdates.AutoDateLocator()
         axes.xaxis.set_major_locator(locator)
         axes.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    elif np.abs(edges).max() > 1e300:
+        # matplotlib cannot place ticks on a span that overflows (values of +-1e308): draw in units of 1e300
+        edges = edges / 1e300
+        axes.set_xlabel("value / 1e300", fontsize=8)
     axes.stairs(s.original, edges, fill=True, color=ORIGINAL_COLOUR, alpha=0.45, label="original")
     axes.stairs(s.released, edges, color=ANONYMIZED_COLOUR, linewidth=1.8, label="anonymized")
     axes.set_ylabel("share of rows", fontsize=8)
