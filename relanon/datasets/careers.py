@@ -2,18 +2,19 @@
 
 Three tables, declared in ``schemas/careers.yaml``::
 
-    people (~3,000, individual) -> yearly_records (~45,000)
-    people -> leaves (~5,000)
+    people (~5,000, individual) -> yearly_records (~28,000)
+    people -> leaves (~4,200)
 
-Each person has a birth date, a sex, an education, a region and an *active span*: ``first_year``,
-the year they started to work (after their education, at 16 to 31, or 1980 when the observation
-window opens later), and ``last_year``, the year they stopped (retirement at 60 to 67, an earlier
-stop for some, or 2023 for those still active). The rules that tie the children to their parent:
+Each person has a birth date, a sex, a nationality, an education, an occupation and an *active
+span*: ``first_year``, the first year in the registry (after their education, at 16 and later, or
+1960 when the observation window opens later), and ``last_year``, the last one (a few years for
+most, decades for some, never beyond 60 to 67 years of age, 2023 for those still there). The rules
+that tie the children to their parent:
 
 - every yearly record's ``year`` lies inside its person's active span, and a person has a record for
-  about 6 active years in 10, so the number of records grows with the span;
+  about 3 active years in 4, so the number of records grows with the span;
 - a record's income follows the person's education, sex and experience (``year - first_year``),
-  and its sector the person's education;
+  and its sector the person's occupation;
 - every leave starts in a year of the span, and a ``maternity`` leave is always a woman's, taken
   between 18 and 45.
 
@@ -88,7 +89,7 @@ class CareersSizes(NamedTuple):
 
 
 def careers_sizes(scale: float = 1.0) -> CareersSizes:
-    """How many people :func:`careers` generates at ``scale`` (records: about 15 a person).
+    """How many people :func:`careers` generates at ``scale`` (records: about 5.6 a person).
 
     Examples
     --------
@@ -116,8 +117,8 @@ def careers(scale: float = 1.0, seed: int = 0) -> tuple[Schema, dict[str, pd.Dat
     Parameters
     ----------
     scale : float, default 1.0
-        Size factor, any positive number: 1 gives 3,000 people, about 45,000 yearly records and
-        5,000 leaves; every table grows linearly.
+        Size factor, any positive number: 1 gives 5,000 people, about 28,000 yearly records and
+        4,200 leaves; every table grows linearly.
     seed : int, default 0
         Seed of the generator (a non-negative integer): the same seed gives identical tables.
 
@@ -133,7 +134,7 @@ def careers(scale: float = 1.0, seed: int = 0) -> tuple[Schema, dict[str, pd.Dat
     --------
     >>> schema, db = careers(scale=0.05, seed=1)
     >>> len(db["people"]), careers_violations(db)
-    (150, {'yearly_records': 0.0, 'leaves': 0.0})
+    (250, {'yearly_records': 0.0, 'leaves': 0.0})
     """
     sizes = careers_sizes(scale)
     streams = [np.random.default_rng(s) for s in np.random.SeedSequence(checked_seed(seed)).spawn(3)]
