@@ -1,0 +1,568 @@
+"""Databases in a server, through SQLAlchemy: PostgreSQL (tested against a real server), and the other
+databases SQLAlchemy reaches (MySQL/MariaDB, SQL Server, Oracle...) through the same code.
+
+A location is a SQLAlchemy URL: ``postgresql://user@host:5432/clinic?schema=release``. The option
+``schema`` names the schema read or written (PostgreSQL: a schema; by default the connection's own,
+``public``); every other option goes to the driver. ``postgresql://`` uses psycopg 3 when it is
+installed (``pip install "relanon[postgres]"``). The password is the driver's business as usual: in
+the URL, or for PostgreSQL ``PGPASSWORD`` or a ``~/.pgpass`` file; relanon masks it in every message.
+
+Reading: each table is fetched from a server-side cursor in chunks of :data:`CHUNK_ROWS` rows, each
+chunk turned at once into typed Arrow columns, so memory stays close to the size of the data frame.
+Types come from the server: integers (``Int64`` with NULLs), floating numbers, ``numeric`` (as
+floating numbers, or integers when it has no decimals), booleans, dates and timestamps (with or
+without time zone) as ``datetime64``, text, ``varchar`` and enums as text (categories), anything
+else (``uuid``, ``json``, ``interval``...) as its text. The relanon schema then applies its types.
+
+Writing: one transaction creates the schema when missing, drops what the output rule allows
+replacing (:class:`relanon.stores.outputs.DatabaseUrl`), creates each table with types matching its
+data (integers stay integers, dates stay dates: a date-time column whose values are all at
+midnight is a ``date``, categories are text), loads the rows (PostgreSQL with psycopg: ``COPY``, fed
+CSV by pyarrow; other databases: batched ``INSERT``), then declares the primary keys and foreign keys.
+A failure anywhere rolls everything back: nothing is left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, urlsplit
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
+
+from relanon.common.errors import StorageError
+from relanon.schema.proposal import DeclaredKeys
+from relanon.stores.base import Store, scrubbed, shown
+
+__all__ = ["CHUNK_ROWS", "FILES_TABLE", "SCHEMA_OPTION", "SchemaContents", "SqlDatabase", "TableKeys",
+           "as_text_values", "database_label", "same_place", "schema_contents", "url_schema", "write_tables"]
+
+FILES_TABLE = "relanon_files"  # notes stored with a database in SQL (folders hold them as files)
+SCHEMA_OPTION = "schema"
+CHUNK_ROWS = 50_000
+CONNECT_TIMEOUT = 15  # seconds: an unreachable server is an error, not a hang
+INSTALL = ('reading or writing a database URL needs SQLAlchemy and the driver of your database: '
+           'pip install "relanon[postgres]" for PostgreSQL (SQLAlchemy and psycopg), or sqlalchemy plus '
+           'your driver for another database; or export the tables to CSV, Parquet or SQLite')
+_DEFAULT_PORTS = {"postgresql": 5432, "mysql": 3306, "mariadb": 3306, "mssql": 1433, "oracle": 1521}
+_DEFAULT_SCHEMAS = {"postgresql": "public"}
+_LOCAL_HOSTS = {"", "localhost", "127.0.0.1", "::1"}
+_STR = pd.StringDtype("pyarrow", na_value=np.nan)
+_TO_PANDAS = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype(), pa.string(): _STR}.get
+
+
+@dataclass(frozen=True)
+class TableKeys:
+    """The keys declared with a written table: its primary key and its foreign keys
+    (``(column, parent table, parent column)``, the parent as written)."""
+
+    primary_key: str | None = None
+    foreign_keys: tuple[tuple[str, str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class SchemaContents:
+    """What a schema of a database holds, for the output rule: its tables and views, and the notes
+    relanon stores with a release (``None`` when there is no readable notes table)."""
+
+    exists: bool
+    tables: tuple[str, ...] = ()
+    views: tuple[str, ...] = ()
+    files: Mapping[str, str] | None = field(default=None)
+
+
+# --------------------------------------------------------------------------- URLs
+
+
+def database_label(location) -> str:
+    """A short name for the database at a URL (its database name, or the file of a SQLite URL).
+
+    Examples
+    --------
+    >>> database_label("postgresql://me:secret@db.example.org/clinic?schema=release")
+    'clinic'
+    """
+    parts = urlsplit(str(location))
+    name = parts.path.rstrip("/").rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[0] if parts.scheme.startswith("sqlite") and "." in name else (name or parts.hostname or "database")
+
+
+def url_schema(location) -> str | None:
+    """The schema a URL names (its ``schema`` option), or None for the connection's default one."""
+    return dict(parse_qsl(urlsplit(str(location)).query)).get(SCHEMA_OPTION) or None
+
+
+def same_place(a, b) -> bool:
+    """Whether two URLs name the same schema of the same database (users and drivers aside; every
+    spelling of this machine is one host, and a missing schema is the default one).
+
+    Examples
+    --------
+    >>> same_place("postgresql://a@localhost/clinic", "postgresql+psycopg://b:pw@127.0.0.1:5432/clinic?schema=public")
+    True
+    >>> same_place("postgresql://a@localhost/clinic", "postgresql://a@localhost/clinic?schema=release")
+    False
+    """
+    return _place(a) == _place(b)
+
+
+def _place(location) -> tuple:
+    parts = urlsplit(str(location))
+    family = parts.scheme.split("+", 1)[0].lower()
+    family = "postgresql" if family == "postgres" else family
+    options = dict(parse_qsl(parts.query))
+    host = (parts.hostname or "").lower()
+    host = "local" if host in _LOCAL_HOSTS or host.startswith("/") or options.get("host", "").startswith("/") else host
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(family)
+    except ValueError:
+        port = None
+    schema = url_schema(location) or _DEFAULT_SCHEMAS.get(family)
+    return family, host, port, parts.path.strip("/"), schema
+
+
+def sqlalchemy():
+    """The ``sqlalchemy`` module, or a :class:`StorageError` saying what to install."""
+    try:
+        import sqlalchemy
+    except ImportError:
+        raise StorageError(INSTALL) from None
+    return sqlalchemy
+
+
+def _engine(location):
+    """(engine, schema) for a URL: the ``schema`` option taken out, psycopg 3 for ``postgresql://``."""
+    sa = sqlalchemy()
+    try:
+        url = sa.engine.make_url(str(location))
+    except (sa.exc.ArgumentError, ValueError) as exc:
+        raise StorageError(f"{shown(location)} is not a database URL ({scrubbed(str(exc), location)}); "
+                           "write it as dialect://user@host:port/database?schema=name") from None
+    schema = url.query.get(SCHEMA_OPTION)
+    schema = schema[-1] if isinstance(schema, tuple) else schema
+    url = url.difference_update_query([SCHEMA_OPTION])
+    options = {}
+    if url.get_backend_name() == "postgresql":
+        if url.drivername == "postgresql" and importlib.util.find_spec("psycopg") is not None:
+            url = url.set(drivername="postgresql+psycopg")
+        options["connect_args"] = {"application_name": "relanon"}
+        if "connect_timeout" not in url.query:
+            options["connect_args"]["connect_timeout"] = CONNECT_TIMEOUT
+    try:
+        engine = sa.create_engine(url, poolclass=sa.pool.NullPool, **options)
+    except Exception as exc:  # noqa: BLE001 - a missing driver raises ImportError, others their own
+        hint = " (install its driver)" if isinstance(exc, ImportError) else ""
+        raise _failure(f"cannot use the database URL{hint}", location, exc) from None
+    return engine, schema or None
+
+
+def _failure(what: str, location, exc: BaseException) -> StorageError:
+    """A one-line error of relanon's own from a driver's error: no SQL, no parameters, no password."""
+    original = getattr(exc, "orig", None) or exc
+    lines = [line.strip() for line in str(original).strip().splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith(("(Background on this error", "[SQL:", "[parameters:"))]
+    text = "; ".join(lines[:3]) or type(original).__name__
+    if text.startswith("(") and ") " in text:  # "(psycopg.OperationalError) connection failed: ..."
+        text = text.split(") ", 1)[1]
+    if "password authentication failed" in text or "no password supplied" in text:
+        text += ("; check the user and password (in the URL, in PGPASSWORD or in ~/.pgpass; "
+                 "relanon never prints it)")
+    return StorageError(f"{what} {shown(location)}: {scrubbed(text, location)}")
+
+
+# --------------------------------------------------------------------------- reading
+
+
+class SqlDatabase(Store):
+    """One schema of a database reached through SQLAlchemy, open for reading."""
+
+    format = "sql"
+
+    def __init__(self, location):
+        super().__init__(location)
+        sa = self.sa = sqlalchemy()
+        self.engine, self.schema = _engine(location)
+        try:
+            self.connection = self.engine.connect()
+            self.inspector = sa.inspect(self.connection)
+        except Exception as exc:  # noqa: BLE001 - drivers raise their own errors; say which database failed
+            self.engine.dispose()
+            raise _failure("cannot connect to", location, exc) from None
+        self.text_storage = self.engine.dialect.name == "sqlite"  # SQLite keeps dates as text
+        if self.schema is not None and not self._guarded(lambda: self.inspector.has_schema(self.schema)):
+            found = ", ".join(repr(s) for s in self._guarded(self.inspector.get_schema_names))
+            self.close()
+            raise StorageError(f"no schema {self.schema!r} in {shown(location)}; found: {found}")
+
+    def names(self) -> list[str]:
+        names = self._guarded(lambda: [*self.inspector.get_table_names(schema=self.schema),
+                                       *self.inspector.get_view_names(schema=self.schema)])
+        return sorted(name for name in names if name != FILES_TABLE)
+
+    def read(self, name: str, *, typed: bool) -> pd.DataFrame:
+        sa = self.sa
+        columns = self._guarded(lambda: self.inspector.get_columns(name, schema=self.schema), f"table {name!r} of")
+        kinds = [_read_kind(sa, column["type"], self.text_storage) for column in columns]
+        selected = [_selected(sa, column["name"], kind) for column, kind in zip(columns, kinds, strict=True)]
+        query = sa.select(*selected).select_from(sa.table(name, schema=self.schema))
+        chunks: list[list[pa.Array]] = [[] for _ in columns]
+        try:
+            result = self.connection.execution_options(stream_results=True, yield_per=CHUNK_ROWS).execute(query)
+            for rows in result.partitions(CHUNK_ROWS):
+                for position, values in enumerate(zip(*rows, strict=True)):
+                    kinds[position] = _append(chunks[position], values, kinds[position])
+        except Exception as exc:  # noqa: BLE001 - any driver error means the table cannot be read
+            raise _failure(f"cannot read table {name!r} of", self.location, exc) from None
+        finally:
+            with contextlib.suppress(Exception):  # end the read-only transaction of the server-side cursor
+                self.connection.rollback()
+        arrays = [_finished(pieces, kind) for pieces, kind in zip(chunks, kinds, strict=True)]
+        table = pa.Table.from_arrays(arrays, names=[column["name"] for column in columns])
+        return table.to_pandas(types_mapper=_TO_PANDAS, self_destruct=True, split_blocks=True)
+
+    def files(self) -> dict[str, str] | None:
+        """The notes stored with a release (``relanon_files``), or None."""
+        return _files(self.sa, self.connection, self.schema)
+
+    def declared_keys(self) -> DeclaredKeys:
+        """The primary keys and the foreign keys (within the schema) that the database declares."""
+        primary, foreign = {}, {}
+        for name in self.names():
+            key = self._guarded(lambda n=name: self.inspector.get_pk_constraint(n, schema=self.schema), "keys of")
+            if key and key.get("constrained_columns"):
+                primary[name] = tuple(key["constrained_columns"])
+            links = self._guarded(lambda n=name: self.inspector.get_foreign_keys(n, schema=self.schema), "keys of")
+            links = tuple((tuple(link["constrained_columns"]), link["referred_table"], tuple(link["referred_columns"]))
+                          for link in links if link.get("referred_schema") in (None, self.schema))
+            if links:
+                foreign[name] = links
+        return DeclaredKeys(primary, foreign)
+
+    def close(self) -> None:
+        try:
+            self.connection.close()
+        finally:
+            self.engine.dispose()
+
+    def _guarded(self, call, what: str = ""):
+        try:
+            return call()
+        except Exception as exc:  # noqa: BLE001 - driver and reflection errors alike
+            raise _failure(f"cannot read the {what + ' ' if what else ''}database", self.location, exc) from None
+
+
+def _read_kind(sa, sql_type, text_storage: bool) -> str:
+    """How a column is read: ``int``, ``float``, ``bool``, ``date``, ``timestamp``, ``timestamptz``,
+    ``text``; ``numeric`` and ``numeric0`` are cast on the server; ``other`` is read as its text."""
+    if isinstance(sql_type, sa.Boolean):
+        return "bool"
+    if isinstance(sql_type, sa.Integer):
+        return "int"
+    if isinstance(sql_type, sa.Float):  # before Numeric: a Float is a Numeric in SQLAlchemy 2.0
+        return "float"
+    if isinstance(sql_type, sa.Numeric):
+        if text_storage:
+            return "float"
+        return "numeric0" if sql_type.scale == 0 and (sql_type.precision or 99) <= 18 else "numeric"
+    if isinstance(sql_type, sa.DateTime):
+        return "timestamptz" if getattr(sql_type, "timezone", False) else "timestamp"
+    if isinstance(sql_type, sa.Date):
+        return "date"
+    if isinstance(sql_type, sa.String | sa.Enum) or text_storage:
+        return "text"  # SQLite: whatever a column holds, it comes as Python values, read below
+    return "other"
+
+
+def _selected(sa, name: str, kind: str):
+    column = sa.column(name)
+    if kind == "numeric":
+        return sa.cast(column, sa.Float(53)).label(name)
+    if kind == "numeric0":
+        return sa.cast(column, sa.BigInteger).label(name)
+    if kind == "other":
+        return sa.cast(column, sa.Text).label(name)
+    return column
+
+
+_ARROW_TYPES = {
+    "int": pa.int64(), "numeric0": pa.int64(), "float": pa.float64(), "numeric": pa.float64(),
+    "bool": pa.bool_(), "date": pa.date32(), "timestamp": pa.timestamp("us"),
+    "timestamptz": pa.timestamp("us", tz="UTC"), "text": pa.string(), "other": pa.string(),
+}
+
+
+def _append(pieces: list, values: tuple, kind: str) -> str:
+    """Add one chunk of a column; a value that does not fit its kind turns the column into text
+    (SQLite's loose typing), earlier chunks included. Returns the column's kind from now on."""
+    if kind != "text":
+        try:
+            pieces.append(pa.array(values, type=_ARROW_TYPES[kind]))
+            return kind
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            pieces[:] = [_as_text(piece) for piece in pieces]
+    try:
+        pieces.append(pa.array(values, type=pa.string()))
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        pieces.append(pa.array([None if v is None else str(v) for v in values], type=pa.string()))
+    return "text"
+
+
+def _as_text(array: pa.Array) -> pa.Array:
+    return pc.cast(array, pa.string())
+
+
+def _finished(pieces: list, kind: str) -> pa.ChunkedArray:
+    arrow_type = pa.string() if kind in ("text", "other") else _ARROW_TYPES[kind]
+    column = pa.chunked_array(pieces, type=arrow_type)
+    if kind == "date":  # dates in memory are datetime64, as from every other store
+        column = pc.cast(column, pa.timestamp("us"))
+    return column
+
+
+def _files(sa, connection, schema) -> dict[str, str] | None:
+    inspector = sa.inspect(connection)
+    if FILES_TABLE not in inspector.get_table_names(schema=schema):
+        return None
+    query = sa.select(sa.column("name"), sa.column("content")).select_from(sa.table(FILES_TABLE, schema=schema))
+    try:
+        with connection.begin_nested():  # a notes table of another shape must not spoil the transaction
+            rows = connection.execute(query).fetchall()
+    except sa.exc.SQLAlchemyError:
+        return None
+    return {str(name): str(content) for name, content in rows if name is not None and content is not None}
+
+
+def schema_contents(location) -> SchemaContents:
+    """Connect to ``location`` and say what its schema holds (a wrong password or an unreachable
+    server is a :class:`StorageError` here, before any work)."""
+    sa = sqlalchemy()
+    engine, schema = _engine(location)
+    try:
+        with engine.connect() as connection:
+            return _contents(sa, connection, schema)
+    except StorageError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - drivers raise their own errors
+        raise _failure("cannot connect to", location, exc) from None
+    finally:
+        engine.dispose()
+
+
+def _contents(sa, connection, schema) -> SchemaContents:
+    inspector = sa.inspect(connection)
+    if schema is not None and not inspector.has_schema(schema):
+        return SchemaContents(exists=False)
+    return SchemaContents(
+        exists=True,
+        tables=tuple(sorted(inspector.get_table_names(schema=schema))),
+        views=tuple(sorted(inspector.get_view_names(schema=schema))),
+        files=_files(sa, connection, schema),
+    )
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def write_tables(location, tables: Mapping[str, pd.DataFrame], keys: Mapping[str, TableKeys],
+                 replaced: Callable[[SchemaContents], Iterable[str]]) -> None:
+    """Write ``tables`` into the schema of ``location`` in one transaction.
+
+    Parameters
+    ----------
+    location : str
+        A SQLAlchemy URL (``?schema=name`` for a schema other than the default one).
+    tables : mapping of str to pandas.DataFrame
+        Tables keyed by the name written, parents before children or in any order.
+    keys : mapping of str to TableKeys
+        The keys declared with each table; a foreign key whose parent is not written (or has no
+        primary key) is left out.
+    replaced : callable
+        Given what the schema holds (read inside the transaction), the tables to drop first; it
+        raises :class:`StorageError` to refuse (see :class:`relanon.stores.outputs.DatabaseUrl`).
+    """
+    sa = sqlalchemy()
+    engine, schema = _engine(location)
+    try:
+        with engine.begin() as connection:
+            contents = _contents(sa, connection, schema)
+            dropped = sorted(set(replaced(contents)))
+            if schema is not None and not contents.exists:
+                connection.execute(sa.schema.CreateSchema(schema))
+            if dropped:
+                old = sa.MetaData(schema=schema)
+                old.reflect(connection, only=dropped)
+                old.drop_all(connection)  # children first
+            _create_and_load(sa, connection, schema, tables, keys)
+    except StorageError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - driver, conversion and constraint errors alike: all rolled back
+        raise _failure("nothing was written (the transaction was rolled back) to", location, exc) from None
+    finally:
+        engine.dispose()
+
+
+def _create_and_load(sa, connection, schema, tables, keys) -> None:
+    dialect = connection.dialect.name
+    fast = dialect == "postgresql" and connection.dialect.driver == "psycopg"
+    metadata = sa.MetaData(schema=schema)
+    frames = {name: as_text_values(frame) if dialect == "sqlite" else frame for name, frame in tables.items()}
+    declared = _declared(frames, keys)
+    built = {}
+    for name, frame in frames.items():
+        key, links = declared[name]
+        columns = [sa.Column(c, _column_type(sa, frame[c], dialect, c == key or c in links), nullable=c != key)
+                   for c in frame.columns]
+        constraints = [] if fast else _constraints(sa, schema, key, links)
+        built[name] = sa.Table(name, metadata, *columns, *constraints)
+    metadata.create_all(connection)  # parents before children when constraints come with the tables
+    for name, table in built.items():
+        if fast:
+            _copy(connection, table, frames[name])
+        else:
+            _insert(connection, table, frames[name])
+    if fast:  # constraints after the rows: each is checked once, on the whole table
+        for name, (key, _) in declared.items():
+            if key is not None:
+                connection.execute(sa.schema.AddConstraint(sa.PrimaryKeyConstraint(built[name].c[key])))
+        for name, (_, links) in declared.items():
+            for column, (parent, parent_column) in links.items():
+                constraint = sa.ForeignKeyConstraint([built[name].c[column]], [built[parent].c[parent_column]])
+                built[name].append_constraint(constraint)
+                connection.execute(sa.schema.AddConstraint(constraint))
+
+
+def _declared(frames, keys) -> dict[str, tuple[str | None, dict[str, tuple[str, str]]]]:
+    """Per table: the primary key column and the foreign keys that can be declared with the data."""
+    primary = {}
+    for name, frame in frames.items():
+        key = keys.get(name, TableKeys()).primary_key
+        fits = key in frame.columns and frame[key].notna().all() and frame[key].is_unique
+        primary[name] = key if fits else None
+    declared = {}
+    for name, frame in frames.items():
+        links = {}
+        for column, parent, parent_column in keys.get(name, TableKeys()).foreign_keys:
+            if column in frame.columns and primary.get(parent) == parent_column:
+                links[column] = (parent, parent_column)
+        declared[name] = (primary[name], links)
+    return declared
+
+
+def _constraints(sa, schema, key, links) -> list:
+    found = [sa.PrimaryKeyConstraint(key)] if key is not None else []
+    prefix = f"{schema}." if schema is not None else ""
+    for column, (parent, parent_column) in links.items():
+        found.append(sa.ForeignKeyConstraint([column], [f"{prefix}{parent}.{parent_column}"]))
+    return found
+
+
+def _column_type(sa, values: pd.Series, dialect: str, key: bool):
+    """The SQL type of a column, from its data: integers stay integers, dates stay dates."""
+    dtype = values.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return sa.Boolean()
+    if pd.api.types.is_integer_dtype(dtype):
+        numpy_dtype = np.dtype(getattr(dtype, "numpy_dtype", dtype))
+        bits = 8 * numpy_dtype.itemsize + (numpy_dtype.kind == "u")  # an unsigned one needs a bit more
+        if bits <= 16:
+            return sa.SmallInteger()
+        return sa.Integer() if bits <= 32 else sa.BigInteger() if bits <= 64 else sa.Numeric(20, 0)
+    if pd.api.types.is_float_dtype(dtype):
+        return sa.REAL() if np.dtype(getattr(dtype, "numpy_dtype", dtype)).itemsize == 4 else sa.Double()
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return sa.DateTime(timezone=True)
+    if pd.api.types.is_datetime64_dtype(dtype):
+        return sa.Date() if _all_midnight(values) else sa.DateTime()
+    if key and dialect not in ("postgresql", "sqlite"):  # MySQL and others index only bounded text
+        longest = values.dropna().astype("str").str.len().max()
+        return sa.String(int(max(1, 0 if pd.isna(longest) else longest)))
+    return sa.Text()
+
+
+def _all_midnight(values: pd.Series) -> bool:
+    present = values.dropna()
+    return bool(len(present)) and bool((present == present.dt.normalize()).all())
+
+
+def _copy(connection, table, frame: pd.DataFrame) -> None:
+    """``COPY ... FROM STDIN`` through psycopg, fed CSV written by pyarrow, a batch at a time."""
+    if not len(frame.columns) or not len(frame):
+        return
+    preparer = connection.dialect.identifier_preparer
+    columns = ", ".join(preparer.quote(c) for c in frame.columns)
+    statement = f"COPY {preparer.format_table(table)} ({columns}) FROM STDIN (FORMAT csv)"
+    arrow = _arrow_table(table, frame)
+    options = pa_csv.WriteOptions(include_header=False, quoting_style="needed")
+    driver = connection.connection.driver_connection
+    with driver.cursor() as cursor, cursor.copy(statement) as copy:
+        for batch in arrow.to_batches(max_chunksize=CHUNK_ROWS):
+            buffer = io.BytesIO()
+            pa_csv.write_csv(batch, buffer, options)
+            copy.write(buffer.getbuffer())
+
+
+def _arrow_table(table, frame: pd.DataFrame) -> pa.Table:
+    """The frame as Arrow columns of the types the CSV text of ``COPY`` needs (missing as null)."""
+    sa = sqlalchemy()
+    arrays = []
+    for column in frame.columns:
+        values, sql_type = frame[column], table.c[column].type
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            values = values.astype(values.cat.categories.dtype if len(values.cat.categories) else "str")
+        if isinstance(sql_type, sa.Date):
+            array = pa.array(values.dt.floor("D"), from_pandas=True).cast(pa.date32())
+        elif isinstance(sql_type, sa.DateTime):
+            array = pa.array(values.dt.floor("us"), from_pandas=True).cast(
+                pa.timestamp("us", tz=str(values.dt.tz) if values.dt.tz is not None else None))
+        elif isinstance(sql_type, sa.Text | sa.String):
+            array = pa.array(_as_text_column(values), type=pa.string(), from_pandas=True)
+        else:
+            array = pa.array(values, from_pandas=True)
+        arrays.append(array)
+    return pa.Table.from_arrays(arrays, names=list(frame.columns))
+
+
+def _as_text_column(values: pd.Series) -> pd.Series:
+    if pd.api.types.is_string_dtype(values.dtype) and pd.api.types.infer_dtype(values, skipna=True) in ("string", "empty"):
+        return values
+    return values.astype("str").where(values.notna())
+
+
+def _insert(connection, table, frame: pd.DataFrame) -> None:
+    """Batched ``INSERT`` (``executemany``) of Python values, missing as NULL."""
+    if not len(frame) or not len(frame.columns):
+        return
+    for start in range(0, len(frame), CHUNK_ROWS):
+        part = frame.iloc[start:start + CHUNK_ROWS]
+        values = part.astype(object).where(part.notna(), None)
+        records = [dict(zip(part.columns, (_python(v) for v in row), strict=True))
+                   for row in values.itertuples(index=False, name=None)]
+        connection.execute(table.insert(), records)
+
+
+def _python(value):
+    """numpy and pandas scalars as the plain Python values every driver knows."""
+    if isinstance(value, pd.Timestamp):
+        return value.to_pydatetime()
+    item = getattr(value, "item", None)
+    return item() if callable(item) and not isinstance(value, str | bytes) else value
+
+
+def as_text_values(frame: pd.DataFrame) -> pd.DataFrame:
+    """Dates as ISO 8601 text and booleans as 0/1, as SQLite stores them."""
+    changes = {}
+    for column, dtype in frame.dtypes.items():
+        values = frame[column]
+        if isinstance(dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(dtype):
+            changes[column] = values.astype("str").where(values.notna())
+        elif pd.api.types.is_bool_dtype(dtype):
+            changes[column] = values.astype("Int64")
+    return frame.assign(**changes) if changes else frame
+
