@@ -136,7 +136,18 @@ def test_every_column_type_reads_back_exactly(clinic_database, clinic_schema, se
     assert_same_database(read_database(database, clinic_schema), clinic_database)
 
 
-def test_server_types_are_read_as_the_schema_declares(server, database):
+@pytest.fixture(params=["copy", "fetch"])
+def reading(request, monkeypatch):
+    """Both ways of reading: COPY parsed by pyarrow (PostgreSQL with psycopg), and the server-side
+    cursor every SQLAlchemy database has (forced here on PostgreSQL)."""
+    import relanon.stores.sql as sql_module
+
+    if request.param == "fetch":
+        monkeypatch.setattr(sql_module, "_has_copy", lambda connection: False)
+    return request.param
+
+
+def test_server_types_are_read_as_the_schema_declares(server, database, reading):
     sql(server, database, "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')")
     sql(server, database, """CREATE TABLE people (
         id integer PRIMARY KEY, small smallint, big bigint, maybe integer, price numeric(10, 2),
@@ -177,21 +188,24 @@ def test_server_types_are_read_as_the_schema_declares(server, database):
     assert "declared as the primary key" in str(proposal.notes_for("people", "id")[0])
 
 
-def test_large_tables_are_read_in_chunks(server, database, monkeypatch):
+def test_large_tables_are_read_in_chunks(server, database, monkeypatch, reading):
     import relanon.stores.sql as sql_module
 
     monkeypatch.setattr(sql_module, "CHUNK_ROWS", 1_000)
+    monkeypatch.setattr(sql_module, "CHUNK_BYTES", 16_384)
     sql(server, database, "CREATE TABLE t AS SELECT g AS id, CASE WHEN g % 3 = 0 THEN NULL ELSE g END AS v, "
                           "'2020-01-01'::date + g AS d FROM generate_series(1, 5500) g")
     sql(server, database, "ALTER TABLE t ADD PRIMARY KEY (id)")
     schema = load_schema({"relanon": 1, "tables": {"t": {"primary_key": "id",
                                                          "columns": {"v": "integer", "d": "datetime"}}}})
-    fetched = []
-    original = sql_module._append
-    monkeypatch.setattr(sql_module, "_append", lambda pieces, values, kind: fetched.append(len(values)) or
-                        original(pieces, values, kind))
+    store = sql_module.SqlDatabase(database)
+    try:
+        chunks = [len(chunk) for chunk in store.read_arrow("t").column("v").chunks]
+    finally:
+        store.close()
+    # never the whole table at once: blocks of 16 KB of COPY text, or 1,000 rows from the cursor
+    assert sum(chunks) == 5500 and len(chunks) >= 5 and (reading == "copy" or max(chunks) == 1_000)
     table = read_database(database, schema)["t"]
-    assert max(fetched) == 1_000 and sum(fetched) == 3 * 5500  # chunks of 1,000 rows, three columns
     assert table["id"].tolist() == list(range(1, 5501))
     assert table["v"].isna().sum() == 5500 // 3
     assert table["d"].iloc[-1] == pd.Timestamp("2020-01-01") + pd.Timedelta(days=5500)

@@ -47,6 +47,7 @@ __all__ = ["CHUNK_ROWS", "FILES_TABLE", "SCHEMA_OPTION", "SchemaContents", "SqlD
 FILES_TABLE = "relanon_files"  # notes stored with a database in SQL (folders hold them as files)
 SCHEMA_OPTION = "schema"
 CHUNK_ROWS = 50_000
+CHUNK_BYTES = 8 << 20  # COPY text parsed per block: memory stays close to the data frame's
 CONNECT_TIMEOUT = 15  # seconds: an unreachable server is an error, not a hang
 INSTALL = ('reading or writing a database URL needs SQLAlchemy and the driver of your database: '
            'pip install "relanon[postgres]" for PostgreSQL (SQLAlchemy and psycopg), or sqlalchemy plus '
@@ -207,12 +208,56 @@ class SqlDatabase(Store):
         return sorted(name for name in names if name != FILES_TABLE)
 
     def read(self, name: str, *, typed: bool) -> pd.DataFrame:
-        sa = self.sa
+        table = self.read_arrow(name)
+        return table.to_pandas(types_mapper=_TO_PANDAS, self_destruct=True, split_blocks=True)
+
+    def read_arrow(self, name: str) -> pa.Table:
+        """Table ``name`` as Arrow columns, in the chunks it was read in."""
         columns = self._guarded(lambda: self.inspector.get_columns(name, schema=self.schema), f"table {name!r} of")
-        kinds = [_read_kind(sa, column["type"], self.text_storage) for column in columns]
-        selected = [_selected(sa, column["name"], kind) for column, kind in zip(columns, kinds, strict=True)]
+        kinds = [_read_kind(self.sa, column["type"], self.text_storage) for column in columns]
+        names = [column["name"] for column in columns]
+        table = self._copied(name, names, kinds) if _has_copy(self.connection) else None
+        return table if table is not None else self._fetched(name, names, kinds)
+
+    def _copied(self, name: str, names: list[str], kinds: list[str]) -> pa.Table | None:
+        """PostgreSQL with psycopg: ``COPY (SELECT ...) TO STDOUT`` as CSV, parsed by pyarrow as it
+        streams in, each column with its type. None when a value is beyond what the CSV types parse
+        (a date before year 1): the table is then fetched row by row."""
+        preparer = self.connection.dialect.identifier_preparer
+        table = preparer.quote(name) if self.schema is None else f"{preparer.quote_schema(self.schema)}.{preparer.quote(name)}"
+        selected = ", ".join(_copy_expression(preparer.quote(column), kind) for column, kind in zip(names, kinds, strict=True))
+        statement = f"COPY (SELECT {selected} FROM {table}) TO STDOUT (FORMAT csv)"
+        types = {column: _COPY_TYPES[kind] for column, kind in zip(names, kinds, strict=True)}
+        driver = self.connection.connection.driver_connection
+        try:
+            with driver.transaction(), driver.cursor() as cursor:
+                cursor.execute("SET LOCAL DateStyle = 'ISO'; SET LOCAL extra_float_digits = 3")
+                with cursor.copy(statement) as copy:
+                    reader = pa_csv.open_csv(
+                        io.BufferedReader(_CopyStream(copy), buffer_size=1 << 20),
+                        read_options=pa_csv.ReadOptions(column_names=names, block_size=CHUNK_BYTES, use_threads=False),
+                        parse_options=pa_csv.ParseOptions(newlines_in_values=True),
+                        convert_options=pa_csv.ConvertOptions(
+                            column_types=types, null_values=[""], true_values=["t"], false_values=["f"],
+                            strings_can_be_null=True, quoted_strings_can_be_null=False),
+                    )
+                    table = reader.read_all()
+        except pa.ArrowInvalid:
+            return None
+        except Exception as exc:  # noqa: BLE001 - any driver error means the table cannot be read
+            raise _failure(f"cannot read table {name!r} of", self.location, exc) from None
+        for position, kind in enumerate(kinds):
+            if kind in ("date", "timestamptz"):  # dates in memory are datetime64; UTC instants get their zone
+                target = pa.timestamp("us", tz="UTC" if kind == "timestamptz" else None)
+                table = table.set_column(position, names[position], pc.cast(table.column(position), target))
+        return table
+
+    def _fetched(self, name: str, names: list[str], kinds: list[str]) -> pa.Table:
+        """Any database: rows from a server-side cursor, a chunk at a time, into typed Arrow columns."""
+        sa = self.sa
+        selected = [_selected(sa, column, kind) for column, kind in zip(names, kinds, strict=True)]
         query = sa.select(*selected).select_from(sa.table(name, schema=self.schema))
-        chunks: list[list[pa.Array]] = [[] for _ in columns]
+        chunks: list[list[pa.Array]] = [[] for _ in names]
         try:
             result = self.connection.execution_options(stream_results=True, yield_per=CHUNK_ROWS).execute(query)
             for rows in result.partitions(CHUNK_ROWS):
@@ -224,8 +269,7 @@ class SqlDatabase(Store):
             with contextlib.suppress(Exception):  # end the read-only transaction of the server-side cursor
                 self.connection.rollback()
         arrays = [_finished(pieces, kind) for pieces, kind in zip(chunks, kinds, strict=True)]
-        table = pa.Table.from_arrays(arrays, names=[column["name"] for column in columns])
-        return table.to_pandas(types_mapper=_TO_PANDAS, self_destruct=True, split_blocks=True)
+        return pa.Table.from_arrays(arrays, names=names)
 
     def files(self) -> dict[str, str] | None:
         """The notes stored with a release (``relanon_files``), or None."""
@@ -296,6 +340,46 @@ _ARROW_TYPES = {
     "bool": pa.bool_(), "date": pa.date32(), "timestamp": pa.timestamp("us"),
     "timestamptz": pa.timestamp("us", tz="UTC"), "text": pa.string(), "other": pa.string(),
 }
+
+
+def _has_copy(connection) -> bool:
+    return connection.dialect.name == "postgresql" and connection.dialect.driver == "psycopg"
+
+
+def _copy_expression(column: str, kind: str) -> str:
+    """A column as ``COPY`` sends it: ``numeric`` as a float (or a bigint without decimals), aware
+    timestamps as UTC clock times, types pyarrow does not parse as their text."""
+    return {"numeric": f"{column}::float8", "numeric0": f"{column}::int8", "other": f"{column}::text",
+            "timestamptz": f"({column} AT TIME ZONE 'UTC')"}.get(kind, column)
+
+
+_COPY_TYPES = {
+    "int": pa.int64(), "numeric0": pa.int64(), "float": pa.float64(), "numeric": pa.float64(),
+    "bool": pa.bool_(), "date": pa.date32(), "timestamp": pa.timestamp("us"),
+    "timestamptz": pa.timestamp("us"), "text": pa.string(), "other": pa.string(),
+}
+
+
+class _CopyStream(io.RawIOBase):
+    """The data of a ``COPY ... TO STDOUT`` as a file that pyarrow reads."""
+
+    def __init__(self, copy):
+        self._chunks = iter(copy)
+        self._pending = memoryview(b"")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while not len(self._pending):
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                return 0
+            self._pending = memoryview(chunk).cast("B")
+        size = min(len(buffer), len(self._pending))
+        buffer[:size] = self._pending[:size]
+        self._pending = self._pending[size:]
+        return size
 
 
 def _append(pieces: list, values: tuple, kind: str) -> str:
