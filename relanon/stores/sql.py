@@ -159,7 +159,9 @@ def _engine(location):
     try:
         engine = sa.create_engine(url, poolclass=sa.pool.NullPool, **options)
     except Exception as exc:  # noqa: BLE001 - a missing driver raises ImportError, others their own
-        hint = " (install its driver)" if isinstance(exc, ImportError) else ""
+        hint = ""
+        if isinstance(exc, ImportError):
+            hint = ' (pip install "relanon[postgres]")' if url.get_backend_name() == "postgresql" else " (install its driver)"
         raise _failure(f"cannot use the database URL{hint}", location, exc) from None
     return engine, schema or None
 
@@ -192,6 +194,8 @@ class SqlDatabase(Store):
         self.engine, self.schema = _engine(location)
         try:
             self.connection = self.engine.connect()
+            if self.engine.dialect.name == "postgresql":  # the input is only read: the server holds us to it
+                self.connection = self.connection.execution_options(postgresql_readonly=True)
             self.inspector = sa.inspect(self.connection)
         except Exception as exc:  # noqa: BLE001 - drivers raise their own errors; say which database failed
             self.engine.dispose()
