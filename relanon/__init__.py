@@ -8,6 +8,7 @@ The names a user needs::
     evaluation = relanon.evaluate(schema, database, result.tables, result)
     relanon.write_release(result, "released/")
     report = relanon.audit_database(schema, result.tables, k=5)
+    assessment = relanon.assess(schema, database, holdout=0.2, random_state=7)  # attacks vs held-out people
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -16,6 +17,7 @@ from relanon import datasets, metrics
 from relanon.audit import audit_database, k_anonymity, l_diversity, reidentification_risk
 from relanon.common.errors import DataError, ParameterError, RelanonError, SchemaError
 from relanon.engine import FactorSpace, anatomize, avatarize, bucketize
+from relanon.metrics.attacks.assessment import assess
 from relanon.metrics.scenarios import evaluate
 from relanon.multitable import anonymize, write_release
 from relanon.schema import Schema, dump_schema, load_schema
@@ -36,6 +38,7 @@ __all__ = [
     "__version__",
     "anatomize",
     "anonymize",
+    "assess",
     "audit_database",
     "avatarize",
     "bucketize",

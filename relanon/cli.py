@@ -36,6 +36,8 @@ EPILOG = {
     "evaluate": "example:\n  relanon evaluate schema.yaml --original data/ --anonymized released/ --report review/",
     "report": "example:\n  relanon report schema.yaml --original data/ --anonymized released/ --out review/",
     "audit": "example:\n  relanon audit schema.yaml --data released/ --k 5 --max-risk 0.2 --json audit.json",
+    "assess": "example:\n  relanon assess schema.yaml --data data/ --out assessment/ --holdout 0.2 --seed 7\n\n"
+              "an attack 'fails its check' (exit 1) when the upper bound of its risk's 95 % interval reaches 5 %",
 }
 EXIT_CODES = "exit codes: 0 all holds; 1 the data or release fails a check; 2 usage, input or output error"
 DATABASE = ("a folder of CSV or Parquet files, a SQLite file, or a database URL "
@@ -171,6 +173,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="largest acceptable re-identification risk, in (0, 1] (default 0.2)")
     audit.add_argument("--json", help="write the audit as JSON to this file")
     _add_overwrite(audit, "an existing file at --json")
+
+    _add_assess_command(command)
     return parser
 
 
@@ -419,6 +423,7 @@ def _audit(args) -> int:
     from relanon.common.atomic import write_text_atomically
     from relanon.schema.model import load_schema
     from relanon.stores.io import read_database
+    from relanon.stores.notes import release_methods
     from relanon.stores.outputs import FileOutput, check_outputs, json_with_keys
 
     _check_inputs(args.schema, args.data)
@@ -429,12 +434,73 @@ def _audit(args) -> int:
                       [args.schema, args.data])
     schema = load_schema(Path(args.schema))
     database = read_database(args.data, schema, format=args.format)
-    report = audit_database(schema, database, k=args.k, l=args.l, max_risk=args.max_risk)
+    # a release's notes say which tables hold synthetic records (avatar method): audited for information
+    synthetic = [name for name, method in release_methods(args.data).items() if method == "avatar" and name in schema.tables]
+    report = audit_database(schema, database, k=args.k, l=args.l, max_risk=args.max_risk, synthetic=synthetic)
     print(report.to_text())
     if args.json:
         write_text_atomically(Path(args.json), json.dumps(report.to_dict(), indent=2, default=str) + "\n")
         print(f"audit written to {args.json}")
     return EXIT_OK if report.passed else EXIT_FAILED
+
+
+# --------------------------------------------------------------------------- assess (privacy attacks)
+
+
+def _add_assess_command(command) -> None:
+    assess = command(
+        "assess",
+        "Hold people out, anonymize the rest and attack the release (singling out, linkability, inference).",
+        _assess,
+    )
+    assess.add_argument("schema", help="the schema file (YAML or JSON)")
+    assess.add_argument("--data", required=True, help=f"the original database: {DATABASE}")
+    assess.add_argument("--out", required=True, help="folder for report.html and metrics.json")
+    assess.add_argument("--format", choices=["csv", "parquet", "sqlite"], help="input format (default: detected)")
+    assess.add_argument("--holdout", type=_holdout, default=0.2,
+                        help="share of the people of each individual table held out as control (default 0.2)")
+    assess.add_argument("--seed", type=_seed, default=None, help="seed of the run (default: the schema's seed)")
+    assess.add_argument("--attacks", type=_positive_int, default=None,
+                        help="people attacked per group by linkability and inference (default 5,000)")
+    assess.add_argument("--predicates", type=_positive_int, default=None,
+                        help="singling-out predicates per mode (default 2,000)")
+    assess.add_argument("--sample-size", type=_positive_int, default=None,
+                        help="rows sampled per table for the distance metrics")
+    assess.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    _add_overwrite(assess, "what exists at --out")
+
+
+def _holdout(text: str) -> float:
+    return _number(text, float, lambda v: 0 < v < 1, "a share in (0, 1), e.g. 0.2")
+
+
+def _assess(args) -> int:
+    from relanon.common.progress import Progress
+    from relanon.metrics.attacks.assessment import assess
+    from relanon.present.attacks import attacks_text, risk_matrix_text, verdict_text
+    from relanon.schema.model import load_schema
+    from relanon.stores.io import read_database
+    from relanon.stores.outputs import check_outputs
+
+    _check_inputs(args.schema, args.data)
+    inputs = [args.schema, args.data]
+    check_outputs([_report_output(Path(args.out), "--out", args.overwrite)], inputs)
+    schema = load_schema(Path(args.schema))
+    database = read_database(args.data, schema, format=args.format)
+    options = {name: value for name, value in (("n_attacks", args.attacks), ("n_predicates", args.predicates))
+               if value is not None}
+    assessment = assess(schema, database, holdout=args.holdout, random_state=args.seed, sample_size=args.sample_size,
+                        progress=Progress(quiet=args.quiet), **options)
+    files = _render_report(assessment.evaluation, assessment)
+    report = _write_report(assessment.evaluation, Path(args.out), inputs, True, files)
+    print(verdict_text(assessment))
+    print(risk_matrix_text(assessment))
+    print(assessment.evaluation.privacy_matrix_text())
+    if assessment.failures:
+        print("attacks whose risk may reach 5 %:")
+        print(attacks_text(assessment, only_failed=True))
+    print(f"report: {report} (with metrics.json)")
+    return EXIT_OK if assessment.passed else EXIT_FAILED
 
 
 # --------------------------------------------------------------------------- shared steps
@@ -528,10 +594,10 @@ def _evaluate_result(schema, database, result, sample_size, seed, progress):
     return evaluate(schema, database, result.tables, result, sample_size=sample_size, random_state=seed, progress=progress)
 
 
-def _render_report(evaluation) -> dict:
+def _render_report(evaluation, assessment=None) -> dict:
     from relanon.present.report import render_report
 
-    return render_report(evaluation)
+    return render_report(evaluation, assessment)
 
 
 def _write_report(evaluation, folder: Path, inputs, overwrite: bool, files) -> Path:

@@ -23,6 +23,7 @@ from relanon.multitable.release import write_release
 from relanon.schema.model import dump_schema, load_schema
 from relanon.schema.proposal import propose_schema
 from relanon.stores.io import declared_keys, read_database, read_tables, write_database
+from relanon.stores.notes import release_methods
 
 
 def _unavailable(message: str):
@@ -245,6 +246,9 @@ def test_a_release_is_written_into_its_own_schema_and_read_back(clinic, clinic_s
     assert_same_database(read_database(out, result.schema), dict(result.tables), check_dtype=False)
     notes = dict(sql(server, database, "SELECT name, content FROM release.relanon_files"))
     assert json.loads(notes["release.json"])["tables"]["visits"]["rows"] == 5
+    # the audit knows a release from its notes, as for a folder or a SQLite file
+    assert release_methods(out) == {"doctors": "avatar", "patients": "avatar", "visits": "avatar"}
+    assert release_methods(database) == {}
     assert ("visits", "f", "patient_id", "patients") in constraints(server, database, "release")
     again = anonymize(clinic_schema, clinic, random_state=1)
     write_release(again, out)  # a release relanon wrote is replaced without --overwrite

@@ -535,7 +535,12 @@ class ViewAudit:
         Per sensitive column; for an anatomized release, computed per group of ``<table>_sensitive``.
     gating : bool
         Whether the view counts for :attr:`AuditReport.passed`: views of individual tables do; a
-        table whose rows are not people (``individual: false``) is audited for information only.
+        table whose rows are not people (``individual: false``) is audited for information only,
+        and so is a table of synthetic records (``synthetic``).
+    synthetic : bool
+        The table's records are synthetic (made by the avatar method): no record is a person, a
+        record is unique by construction, and k-anonymity and uniqueness are shown for information.
+        Their privacy is measured by attacks against held-out people (``relanon assess``).
     """
 
     name: str
@@ -548,6 +553,14 @@ class ViewAudit:
     risk: ReidentificationRisk | None
     l_diversity: Mapping[str, LDiversity] = field(default_factory=dict)
     gating: bool = True
+    synthetic: bool = False
+
+
+SYNTHETIC_NOTE = (
+    "records made by the avatar method are synthetic: each is unique by construction and none is a person, so "
+    "k-anonymity and uniqueness are shown for information only; measure their privacy with `relanon assess` "
+    "(singling out, linkability and inference against people held out of the data)"
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -621,6 +634,7 @@ def audit_database(
     k: int = 5,
     l: int | None = None,  # noqa: E741
     max_risk: float | None = None,
+    synthetic=None,
 ) -> AuditReport:
     """Audit every table that declares quasi-identifiers, and the views across its links.
 
@@ -652,6 +666,11 @@ def audit_database(
         reported only.
     max_risk : float, optional
         Highest accepted maximum re-identification risk, in (0, 1].
+    synthetic : collection of str, optional
+        Tables whose records are synthetic (released by the avatar method; ``relanon audit`` reads
+        them from the release's ``release.json``): audited for information, not gating, since a
+        synthetic record is unique by construction and is no person. Tables released with their
+        real records (``keep``, anatomized, bucketized) and original data gate as usual.
 
     Returns
     -------
@@ -681,11 +700,25 @@ def audit_database(
         l = _positive_int(l, "l")  # noqa: E741
     if max_risk is not None and (isinstance(max_risk, bool) or not isinstance(max_risk, numbers.Real) or not 0 < max_risk <= 1):
         raise ParameterError(f"max_risk must be a number in (0, 1], got {max_risk!r}")
+    synthetic = _synthetic_tables(schema, synthetic)
     _raise_missing(schema, database)
     views = []
     for table in schema:
-        views += _table_audits(schema, database, table, k, l if l is not None else 2)
+        views += _table_audits(schema, database, table, k, l if l is not None else 2, table.name in synthetic)
     return AuditReport(views=tuple(views), k=k, l=l, max_risk=None if max_risk is None else float(max_risk))
+
+
+def _synthetic_tables(schema, synthetic) -> frozenset:
+    if synthetic is None:
+        return frozenset()
+    if isinstance(synthetic, str):
+        synthetic = [synthetic]
+    names = frozenset(synthetic)
+    unknown = sorted(names - set(schema.tables))
+    if unknown:
+        raise ParameterError(f"synthetic names tables absent from the schema: {format_examples(unknown)}; "
+                             f"tables: {format_examples(list(schema.tables), 10)}")
+    return names
 
 
 def _anatomized(table, frame: pd.DataFrame, database) -> bool:
@@ -757,7 +790,7 @@ def _needed_columns(schema, table, database) -> dict[str, list[str]]:
     return needed
 
 
-def _table_audits(schema, database, table, k: int, l: int) -> list[ViewAudit]:  # noqa: E741
+def _table_audits(schema, database, table, k: int, l: int, synthetic: bool = False) -> list[ViewAudit]:  # noqa: E741
     frame = database[table.name]
     anatomized = _anatomized(table, frame, database)
     if not table.quasi_identifiers:
@@ -765,7 +798,8 @@ def _table_audits(schema, database, table, k: int, l: int) -> list[ViewAudit]:  
             return []
         diversity = _anatomy_diversity(table, frame, database, l)
         name = f"{STANDALONE}({table.name})"
-        return [ViewAudit(name, table.name, STANDALONE, None, None, (), None, None, diversity, table.individual)]
+        return [ViewAudit(name, table.name, STANDALONE, None, None, (), None, None, diversity,
+                          table.individual and not synthetic, synthetic)]
     sensitive = _sensitive_columns(table, frame, database)
     for column in sensitive:
         _refuse_uncomparable(frame[column], table.name, column)
@@ -796,7 +830,8 @@ def _table_audits(schema, database, table, k: int, l: int) -> list[ViewAudit]:  
                 k_anonymity=_k_anonymity(view.frame, names, classes, k),
                 risk=_risk(names, classes),
                 l_diversity=diversity,
-                gating=table.individual,
+                gating=table.individual and not synthetic,
+                synthetic=synthetic,
             )
         )
     return audits
@@ -891,6 +926,7 @@ def _view_dict(view: ViewAudit, failures: list[str], max_classes: int) -> dict:
         "via": view.via,
         "quasi_identifiers": list(view.quasi_identifiers),
         "gating": view.gating,
+        "synthetic": view.synthetic,
         "passed": not failures,
         "failures": failures,
     }
@@ -955,7 +991,8 @@ def _report_text(report: AuditReport, max_classes: int) -> str:
                 f"{risk.average_risk:.2%}" if risk else "-",
                 f"{risk.unique_share:.2%}" if risk else "-",
                 " ".join(ls) if ls else "-",
-                ("FAILED" if view.gating else "info") if view.name in failures else "passed",
+                ("FAILED" if view.gating else "info") if view.name in failures else
+                ("info" if view.synthetic else "passed"),
             )
         )
     widths = [max([len(header[i])] + [len(r[i]) for r in rows if len(r) > 1]) for i in range(len(header))]
@@ -968,12 +1005,17 @@ def _report_text(report: AuditReport, max_classes: int) -> str:
             lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))))
     lines.append("")
     lines.append("l: per sensitive column, the largest l for which no value covers more than 1/l of a class")
-    if any(not view.gating for view in report.views):
+    if any(not view.gating and not view.synthetic for view in report.views):
         lines.append("info: the table is not individual (its rows are not people): shown, not required")
+    if any(view.synthetic for view in report.views):
+        synthetic = sorted({view.table for view in report.views if view.synthetic})
+        lines.append(f"info ({', '.join(synthetic)}): {SYNTHETIC_NOTE}")
     for view in report.views:
         if view.name not in failures:
             continue
-        lines += ["", f"{view.name} {'FAILED' if view.gating else 'misses the thresholds (information only)'}:"]
+        reading = "misses the thresholds (information only: synthetic records)" if view.synthetic else \
+            "misses the thresholds (information only)"
+        lines += ["", f"{view.name} {'FAILED' if view.gating else reading}:"]
         lines += [f"  - {reason}" for reason in failures[view.name]]
         shown = []
         if view.k_anonymity is not None and not view.k_anonymity.satisfies:

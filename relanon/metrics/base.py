@@ -12,11 +12,14 @@ HIGHER = "higher"
 LOWER = "lower"
 
 # Default targets (DESIGN section 4; the inference targets are those of the avatar method's authors).
+# The distances to the closest originals have no fixed target: a fixed one (0.2, 0.3) failed on every
+# real table tried, since avatars live where originals are dense. `relanon assess` gives them one
+# relative to people held out of the data (relanon.metrics.attacks.distances).
 TARGETS = {
     "hidden_rate": 90.0,
     "local_cloaking": 5.0,
-    "distance_to_closest": 0.2,
-    "closest_distances_ratio": 0.3,
+    "distance_to_closest": None,
+    "closest_distances_ratio": None,
     "row_direct_match_protection": 90.0,
     "inference_categorical": 10.0,
     "inference_continuous": 10.0,

@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ from relanon.common.errors import ParameterError, RelanonError
 from relanon.engine.factor_space import NUMERIC_KINDS, FactorSpace, numeric_values
 from relanon.metrics.scenarios import Evaluation, children_per_parent
 from relanon.multitable.views import STANDALONE
+from relanon.present.attacks import attacks_section
 from relanon.schema.graph import all_links
 from relanon.stores.outputs import FolderOutput, check_outputs, only_entries
 
@@ -56,7 +58,7 @@ ORIGINAL_COLOUR, ANONYMIZED_COLOUR = "#4c72b0", "#dd8452"
 # Values read as percentages (one decimal); the others are shown with three significant digits...
 PERCENT_METRICS = frozenset({
     "hidden_rate", "row_direct_match_protection", "column_direct_match_protection", "correlation_difference_ratio",
-    "inference_categorical", "inference_continuous", "referential_integrity",
+    "inference_categorical", "inference_continuous", "referential_integrity", "closer_to_training",
 })
 # ...except these, compared with a target near 0 or 1, where 3 significant digits would round onto it.
 FRACTION_METRICS = frozenset({"children_per_parent", "distance_to_closest", "closest_distances_ratio"})
@@ -85,7 +87,7 @@ dt{font-weight:600;margin-top:.4em}dd{margin-left:1.5em}
 # --------------------------------------------------------------------------- public API
 
 
-def render_html(evaluation) -> str:
+def render_html(evaluation, assessment=None) -> str:
     """The release report of ``evaluation`` as one self-contained HTML document.
 
     Parameters
@@ -94,6 +96,8 @@ def render_html(evaluation) -> str:
         What :func:`relanon.metrics.scenarios.evaluate` returned. Its in-memory ``schema``,
         ``original`` and ``anonymized`` databases are needed for the pictures; without them (or
         without matplotlib) the report holds every figure but no picture, and says why.
+    assessment : Assessment, optional
+        What :func:`relanon.assess` returned: adds the attacks and their risk matrix.
 
     Returns
     -------
@@ -127,9 +131,10 @@ def render_html(evaluation) -> str:
         "may be released. It shows distributions of the <em>original</em> data: it is not itself part "
         "of the release and must not be published with it.</p></header>"),
         _sensitive_banner(evaluation),
-        _contents(),
+        _contents(assessment is not None),
         _verdict_section(evaluation),
         _privacy_section(evaluation),
+        attacks_section(assessment),
         _signal_section(evaluation),
         _links_section(evaluation),
         _details_section(evaluation),
@@ -146,7 +151,7 @@ def render_html(evaluation) -> str:
     )
 
 
-def write_report(evaluation, folder, *, inputs=(), overwrite: bool = False, files=None) -> Path:
+def write_report(evaluation, folder, *, inputs=(), overwrite: bool = False, files=None, assessment=None) -> Path:
     """Write ``report.html`` and ``metrics.json`` into ``folder``, atomically.
 
     Parameters
@@ -162,6 +167,8 @@ def write_report(evaluation, folder, *, inputs=(), overwrite: bool = False, file
         Replace the folder whole even when it holds other files.
     files : mapping of str to str, optional
         The report's files as :func:`render_report` made them (rendered again when not given).
+    assessment : Assessment, optional
+        What :func:`relanon.assess` returned: the attacks join the page and ``metrics.json``.
 
     Returns
     -------
@@ -185,16 +192,22 @@ def write_report(evaluation, folder, *, inputs=(), overwrite: bool = False, file
     """
     folder = Path(folder)
     check_outputs([report_output(folder, overwrite=overwrite)], inputs)
-    files = render_report(evaluation) if files is None else files
+    files = render_report(evaluation, assessment) if files is None else files
     with atomic_directory(folder) as tmp:
         for name, text in files.items():
             (tmp / name).write_text(text, encoding="utf-8")
     return folder / REPORT_FILE
 
 
-def render_report(evaluation) -> dict[str, str]:
-    """The report's files (file name -> text), rendered in memory: nothing is written."""
-    return {REPORT_FILE: render_html(evaluation), METRICS_FILE: evaluation.to_json()}
+def render_report(evaluation, assessment=None) -> dict[str, str]:
+    """The report's files (file name -> text), rendered in memory: nothing is written.
+
+    With an ``assessment`` (:func:`relanon.assess`), the page has an Attacks section and
+    ``metrics.json`` holds the attacks under ``"assessment"``.
+    """
+    metrics = evaluation.to_json() if assessment is None else json.dumps(
+        {**evaluation.to_dict(), "assessment": assessment.to_dict()}, indent=2, default=str) + "\n"
+    return {REPORT_FILE: render_html(evaluation, assessment), METRICS_FILE: metrics}
 
 
 def report_output(folder, *, flag: str | None = None, overwrite: bool = False) -> FolderOutput:
@@ -219,8 +232,9 @@ def _sensitive_banner(evaluation) -> str:
     )
 
 
-def _contents() -> str:
-    entries = [("verdict", "Verdict"), ("privacy", "Privacy"), ("signal", "Signal"), ("links", "Links"),
+def _contents(attacks: bool = False) -> str:
+    entries = [("verdict", "Verdict"), ("privacy", "Privacy"), *([("attacks", "Attacks")] if attacks else []),
+               ("signal", "Signal"), ("links", "Links"),
                ("details", "Detailed metrics"), ("pictures", "Pictures"), ("glossary", "Glossary")]
     return "<nav><p>" + " | ".join(f'<a href="#{key}">{label}</a>' for key, label in entries) + "</p></nav>"
 
@@ -422,9 +436,12 @@ def _details_section(evaluation) -> str:
 
 
 def _target_text(by_key: dict, kind: str, name: str) -> str:
-    metric = next((m for (k, _, n), m in by_key.items() if k == kind and n == name), None)
+    metrics = [m for (k, _, n), m in by_key.items() if k == kind and n == name]
+    metric = metrics[0] if metrics else None
     if metric is None or metric.target is None:
         return "(no target)"
+    if len({m.target for m in metrics}) > 1:  # calibrated per view (against held-out people)
+        return f"({'>' if metric.direction == 'higher' else '<'} per view)"
     return f"({'>' if metric.direction == 'higher' else '<'} {metric.target:g})"
 
 

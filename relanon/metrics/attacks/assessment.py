@@ -1,0 +1,351 @@
+"""The assessment run: hold people out, anonymize the rest, attack the release with both groups.
+
+:func:`assess` splits the people of every individual table into training and control people (the
+control people leave with their descendant rows, :mod:`relanon.metrics.attacks.holdout`),
+anonymizes the training database exactly as :func:`relanon.anonymize` does with the same seed, and
+attacks the release on each individual table alone (``STANDALONE``) and on its views across links
+(``TO_TOP_ENRICHED`` with its children's aggregates, ``TO_BOTTOM_PROPAGATED`` with its parents'
+columns: the views of the privacy matrix). Per view:
+
+- singling out, univariate and multivariate;
+- linkability, for each split of the columns: the quasi-identifiers with what the view adds
+  (the children's aggregates, the parent's columns) against the table's other columns; and the
+  first half of the columns against the second;
+- inference of every sensitive column of the table, and of the children's aggregate of every
+  sensitive column of the child in a ``TO_TOP_ENRICHED`` view, from all the other columns.
+
+The release of a real run is never attacked this way: the control people must be people the
+release never saw. The privacy and signal metrics of the training release are computed too, with
+distance targets calibrated against the control people (:mod:`relanon.metrics.attacks.distances`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from relanon.common.progress import as_progress
+from relanon.metrics.attacks.coding import code_frames, nearest
+from relanon.metrics.attacks.distances import CLOSER_TARGET, reference_distances
+from relanon.metrics.attacks.holdout import split_database
+from relanon.metrics.attacks.inference import DEFAULT_TOLERANCE, inference_result
+from relanon.metrics.attacks.linkability import DEFAULT_TARGETS, linkability_result, sample_rows, split_text
+from relanon.metrics.attacks.results import RISK_TARGET, AttackResult
+from relanon.metrics.attacks.singling_out import (
+    DEFAULT_ATTACKS,
+    DEFAULT_COLUMNS,
+    MULTIVARIATE,
+    UNIVARIATE,
+    positive_integer,
+    singling_out_coded,
+)
+from relanon.metrics.scenarios import Evaluation, evaluate
+from relanon.multitable.pipeline import anonymize
+from relanon.multitable.views import TO_TOP_ENRICHED, View, views
+from relanon.schema.model import Schema
+from relanon.schema.validation import check_database
+
+DEFAULT_HOLDOUT = 0.2
+CALIBRATED = ("closer_to_training", "distance_to_closest", "closest_distances_ratio")
+
+
+@dataclass(eq=False)
+class Assessment:
+    """The attacks against a release made without the control people, and the metrics beside them.
+
+    Attributes
+    ----------
+    attacks : list of AttackResult
+        Every attack, each naming its view.
+    distances : list of (str, Metric)
+        Per view, the distance metrics calibrated against the control people.
+    risk_matrix : DataFrame
+        Rows: individual tables; columns: tables. The cell holds the highest risk of the attacks
+        on the view pairing the two tables (diagonal: the table alone).
+    risk_upper : DataFrame
+        The upper bound of the 95 % interval of that risk.
+    risk_passed : DataFrame
+        Whether every attack of the cell has an upper bound below 5 %.
+    evaluation : Evaluation
+        Privacy and signal of the training release against the training people, the distance
+        targets replaced by those calibrated against the control people.
+    sizes : dict
+        Individual table -> (training people, control people).
+    holdout : float
+    notes : list of str
+    """
+
+    attacks: list
+    distances: list
+    risk_matrix: pd.DataFrame
+    risk_upper: pd.DataFrame
+    risk_passed: pd.DataFrame
+    evaluation: Evaluation
+    sizes: dict
+    holdout: float
+    notes: list = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        """Whether every attack's risk has an upper bound below 5 %."""
+        return all(a.passed is not False for a in self.attacks)
+
+    @property
+    def failures(self) -> list[AttackResult]:
+        """The attacks whose risk's upper bound reaches 5 %."""
+        return [a for a in self.attacks if a.passed is False]
+
+    def to_dict(self) -> dict:
+        """Plain, JSON-ready data."""
+        return _clean({
+            "holdout": self.holdout,
+            "risk_target": RISK_TARGET,
+            "passed": self.passed,
+            "sizes": {t: {"training": s[0], "control": s[1]} for t, s in self.sizes.items()},
+            "notes": self.notes,
+            "risk_matrix": _matrix_dict(self.risk_matrix),
+            "risk_upper": _matrix_dict(self.risk_upper),
+            "risk_passed": _matrix_dict(self.risk_passed),
+            "attacks": [a.to_dict() for a in self.attacks],
+            "distances": [{"view": view, **metric.to_dict()} for view, metric in self.distances],
+        })
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, default=str) + "\n"
+
+
+def assess(schema: Schema, database, *, holdout: float = DEFAULT_HOLDOUT, random_state=None,
+           n_attacks: int = DEFAULT_TARGETS, n_predicates: int = DEFAULT_ATTACKS, sample_size: int | None = None,
+           progress=True) -> Assessment:
+    """Measure what attackers learn from a release, against people it never saw.
+
+    Parameters
+    ----------
+    schema : Schema
+    database : dict of DataFrame
+        The original database (it is checked against the schema and never modified).
+    holdout : float
+        Share of the people of each individual table held out as control people.
+    random_state : int or None
+        Seed: the training database is anonymized with it, as ``relanon anonymize --seed`` would;
+        the holdout and the attacks draw from streams derived from it. ``None`` uses the schema's
+        seed (fresh randomness when it has none).
+    n_attacks : int
+        People attacked per group by linkability and inference (a seeded sample beyond).
+    n_predicates : int
+        Singling-out predicates per mode.
+    sample_size : int, optional
+        Rows sampled per table for the distance metrics (default 10,000).
+    progress : bool or Progress
+
+    Returns
+    -------
+    Assessment
+
+    Examples
+    --------
+    >>> from relanon import datasets
+    >>> schema, db = datasets.hospital(scale=0.02, seed=1)
+    >>> assessment = assess(schema, db, random_state=0, n_predicates=200, progress=False)
+    >>> list(assessment.risk_matrix.index) == [t.name for t in schema if t.individual]
+    True
+    """
+    report = as_progress(progress)
+    positive_integer(n_attacks, "n_attacks")  # checked before the long run, not after it
+    positive_integer(n_predicates, "n_predicates")
+    checked = check_database(schema, database)
+    seed = _seed(schema, random_state)
+    split = split_database(schema, checked, holdout=holdout, random_state=_stream(seed, "holdout"))
+    for name, (n_training, n_control) in split.sizes.items():
+        report.say(f"holdout: {name}: {n_training:,} training and {n_control:,} control people")
+    result = anonymize(schema, split.training, random_state=seed, progress=report)
+    evaluation = evaluate(schema, split.training, result.tables, result, sample_size=sample_size,
+                          random_state=_stream(seed, "evaluate"), progress=report)
+    attacks, distances, cells = [], [], {}
+    for name in split.control:
+        table = schema[name]
+        columns = _released_columns(schema, result.tables)
+        trained = views(schema, split.training, name, columns)
+        held = {v.name: v for v in views(schema, split.control[name], name, columns)}
+        released = {v.name: v for v in views(schema, result.tables, name, columns)}
+        for view in trained:
+            if not view.types or view.name not in released:
+                continue
+            with report.step(f"attack {view.name}"):
+                control = held[view.name].frame.iloc[split.control_rows[name]].reset_index(drop=True)
+                rng = np.random.default_rng(_stream(seed, f"attack {view.name}"))
+                found = attack_view(schema, view, control, released[view.name].frame, rng,
+                                    n_attacks=n_attacks, n_predicates=n_predicates)
+                attacks += found
+                metrics = reference_distances(view.frame, control, released[view.name].frame, view.types,
+                                              ncp=table.anonymize.ncp, random_state=rng, name=view.name,
+                                              **({"sample_size": sample_size} if sample_size else {}))
+                distances += [(view.name, m) for m in metrics]
+                cells[view.name] = (view.table, view.reference)
+    calibrated = calibrate(evaluation, distances, cells)
+    risk_matrix, risk_upper, risk_passed = _risk_matrices(schema, attacks, cells)
+    notes = list(split.notes)
+    if any(s[1] < 100 for s in split.sizes.values()):
+        small = ", ".join(f"{t} ({s[1]})" for t, s in split.sizes.items() if s[1] < 100)
+        notes.append(f"few control people in {small}: the intervals are wide, and a risk below 5 % cannot be "
+                     "shown with fewer than about 100 control people")
+    return Assessment(attacks, distances, risk_matrix, risk_upper, risk_passed, calibrated, dict(split.sizes),
+                      float(holdout), notes)
+
+
+def attack_view(schema: Schema, view: View, control: pd.DataFrame, release: pd.DataFrame, rng, *,
+                n_attacks: int = DEFAULT_TARGETS, n_predicates: int = DEFAULT_ATTACKS,
+                tolerance: float = DEFAULT_TOLERANCE) -> list[AttackResult]:
+    """Every attack on one view: singling out, linkability for each column split, inference of each secret."""
+    coded = code_frames({"release": release, "training": view.frame, "control": control}, view.types)
+    out = [singling_out_coded(coded, mode=mode, n_attacks=n_predicates, n_columns=DEFAULT_COLUMNS, random_state=rng)
+           for mode in (UNIVARIATE, MULTIVARIATE)]
+    if len(coded["release"]) == 0:
+        return [dataclasses.replace(r, view=view.name) for r in out]
+    splits = [(coded.index(a), coded.index(b)) for a, b in linkability_splits(schema, view)]
+    secrets = [int(coded.index([s])[0]) for s in secret_columns(schema, view)]
+    aux = [np.setdiff1d(np.arange(len(coded.columns)), [s]) for s in secrets]
+    subsets = [part for split in splits for part in split] + aux
+    found = {}
+    for group in ("training", "control"):
+        rows = sample_rows(len(coded[group]), n_attacks, rng)
+        near = nearest(coded[group][rows], coded["release"], coded, subsets, random_state=rng) \
+            if subsets and len(rows) else []
+        found[group] = (rows, near)
+    for i, (a, b) in enumerate(splits):
+        main = found["training"][1][2 * i], found["training"][1][2 * i + 1]
+        control_links = found["control"][1][2 * i], found["control"][1][2 * i + 1]
+        out.append(linkability_result(coded, main, control_links, 1, rng, target=split_text(coded, a, b)))
+    for i, secret in enumerate(secrets):
+        k = 2 * len(splits) + i
+        main = found["training"][0], found["training"][1][k][:, 0]
+        control_guess = found["control"][0], found["control"][1][k][:, 0]
+        out.append(inference_result(coded, secret, main, control_guess, rng, tolerance=tolerance))
+    return [dataclasses.replace(r, view=view.name) for r in out]
+
+
+def linkability_splits(schema: Schema, view: View) -> list[tuple[list[str], list[str]]]:
+    """The column splits of the linkability attacks on a view (see the module's description)."""
+    table = schema[view.table]
+    columns = list(view.types)
+    own = [c.name for c in table.released_columns if c.name in view.types]
+    added = [c for c in columns if c not in own]
+    known = [c for c in table.quasi_identifiers if c in own]
+    splits = []
+    if known or added:
+        first, second = known + added, [c for c in own if c not in known]
+        if first and second:
+            splits.append((first, second))
+    if len(columns) >= 2:
+        middle = (len(columns) + 1) // 2
+        halves = (columns[:middle], columns[middle:])
+        if not any(set(halves[0]) in (set(a), set(b)) for a, b in splits):
+            splits.append(halves)
+    return splits
+
+
+def secret_columns(schema: Schema, view: View) -> list[str]:
+    """The sensitive columns of a view: the table's, and the aggregates of its child's sensitive columns."""
+    secrets = [c for c in schema[view.table].sensitive if c in view.types]
+    if view.scenario == TO_TOP_ENRICHED:
+        child = schema[view.reference]
+        secrets += [c for c in view.types if c not in schema[view.table].column_names
+                    and any(c.endswith(f"({s})") for s in child.sensitive)]
+    return secrets if len(view.types) > 1 else []
+
+
+def calibrate(evaluation: Evaluation, distances: list, cells: dict) -> Evaluation:
+    """The evaluation with the distance metrics of each view replaced by those calibrated against control."""
+    by_view: dict[str, dict] = {}
+    for view, metric in distances:
+        by_view.setdefault(view, {})[metric.name] = metric
+    metrics = []
+    for kind, view, metric in evaluation.metrics:
+        replaced = by_view.get(view, {}) if kind == "privacy" else {}
+        metrics.append((kind, view, replaced.get(metric.name, metric)))
+    for view, extra in by_view.items():
+        if "closer_to_training" in extra:
+            metrics.append(("privacy", view, extra["closer_to_training"]))
+    details = evaluation.details.copy()
+    for view, extra in by_view.items():
+        rows = details.index.get_level_values("view") == view
+        for name, metric in extra.items():
+            details.loc[rows, name] = metric.value
+    passed = evaluation.privacy_passed.copy()
+    for cell in {cells[v] for v in by_view if v in cells}:
+        names = [v for v, c in cells.items() if c == cell]
+        passed.loc[cell] = all(m.passed is not False for kind, v, m in metrics if kind == "privacy" and v in names)
+    # per view, relative to the control people: no single number (the descriptions say how)
+    targets = {**evaluation.targets, "closer_to_training": CLOSER_TARGET, "distance_to_closest": None,
+               "closest_distances_ratio": None}
+    notes = evaluation.notes + [
+        "distance targets are relative to the control people (people left out of the anonymized data): "
+        "see closer_to_training, and the control's values in the breakdown of distance_to_closest and "
+        "closest_distances_ratio"
+    ]
+    descriptions = {**evaluation.descriptions, **{m.name: m.description for _, m in distances}}
+    return dataclasses.replace(evaluation, metrics=metrics, details=details, privacy_passed=passed, targets=targets,
+                               notes=notes, descriptions=descriptions)
+
+
+def _risk_matrices(schema: Schema, attacks: list, cells: dict):
+    individuals = [t.name for t in schema if t.individual]
+    tables = list(schema.tables)
+    index = pd.Index(individuals, name="individual table")
+    value = pd.DataFrame(np.nan, index=index, columns=tables)
+    upper = pd.DataFrame(np.nan, index=index, columns=tables)
+    passed = pd.DataFrame(pd.NA, index=index, columns=tables, dtype="boolean")
+    for attack in attacks:
+        cell = cells.get(attack.view)
+        if cell is None or math.isnan(attack.risk.value):
+            continue
+        if pd.isna(upper.loc[cell]) or attack.risk.high > upper.loc[cell]:
+            value.loc[cell], upper.loc[cell] = attack.risk.value, attack.risk.high
+        ok = attack.passed is not False
+        passed.loc[cell] = ok if pd.isna(passed.loc[cell]) else bool(passed.loc[cell]) and ok
+    return value, upper, passed
+
+
+def _released_columns(schema: Schema, release) -> dict[str, list[str]]:
+    """Released columns present in the release (an anatomized table keeps its sensitive column apart)."""
+    return {t.name: [c.name for c in t.released_columns if c.name in release[t.name].columns] for t in schema}
+
+
+def _seed(schema: Schema, random_state) -> int:
+    """The run's seed: the one given, else the schema's, else fresh entropy (drawn once)."""
+    if random_state is None:
+        random_state = schema.seed
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**63))
+    if random_state is None:
+        return int(np.random.SeedSequence().entropy)
+    return int(random_state)
+
+
+def _stream(seed: int, label: str) -> int:
+    """An independent seed for one part of the assessment, derived from the run's seed and a label."""
+    sequence = np.random.SeedSequence(seed, spawn_key=(zlib.crc32(label.encode("utf-8")),))
+    return int(sequence.generate_state(1, np.uint64)[0])
+
+
+def _matrix_dict(frame: pd.DataFrame) -> dict:
+    return {str(row): {str(c): (None if pd.isna(v) else (bool(v) if isinstance(v, bool | np.bool_) else float(v)))
+                       for c, v in frame.loc[row].items()} for row in frame.index}
+
+
+def _clean(value):
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value

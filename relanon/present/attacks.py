@@ -1,0 +1,180 @@
+"""The assessment as text (terminal) and as a section of the HTML report."""
+
+from __future__ import annotations
+
+import html
+import math
+
+import pandas as pd
+
+from relanon.metrics.attacks.results import RISK_TARGET
+
+TITLES = {"singling_out": "singling out", "linkability": "linkability", "inference": "inference"}
+
+
+def risk_matrix_text(assessment) -> str:
+    """The risk matrix: per cell the highest risk of the view's attacks and its upper bound.
+
+    Examples
+    --------
+    >>> class A:  # the three frames of an Assessment
+    ...     risk_matrix = pd.DataFrame({"people": [0.01]}, index=["people"])
+    ...     risk_upper = pd.DataFrame({"people": [0.08]}, index=["people"])
+    ...     risk_passed = pd.DataFrame({"people": [False]}, index=["people"])
+    >>> print(risk_matrix_text(A()))  # doctest: +NORMALIZE_WHITESPACE
+    attack risk (highest risk of the view's attacks [upper bound of its 95 % interval]; ! = upper bound >= 5 %)
+                    people
+    people    0.01 [0.08]!
+    """
+    values, upper, passed = assessment.risk_matrix, assessment.risk_upper, assessment.risk_passed
+    cells = {(r, c): _cell(values.loc[r, c], upper.loc[r, c], passed.loc[r, c]) for r in values.index for c in values.columns}
+    width = max([len(str(c)) for c in values.columns] + [len(t) for t in cells.values()] + [8]) + 2
+    label = max([len(str(i)) for i in values.index] + [5]) + 2
+    lines = [
+        f"attack risk (highest risk of the view's attacks [upper bound of its 95 % interval]; ! = upper bound >= {100 * RISK_TARGET:.0f} %)",
+        " " * label + "".join(f"{c:>{width}}" for c in values.columns),
+    ]
+    for row in values.index:
+        lines.append(f"{row:<{label}}" + "".join(f"{cells[(row, c)]:>{width}}" for c in values.columns))
+    return "\n".join(lines)
+
+
+def attacks_text(assessment, *, only_failed: bool = False) -> str:
+    """One line per attack, grouped by view: success on training, control, at random, and the risk."""
+    lines, current = [], None
+    for attack in assessment.attacks:
+        if only_failed and attack.passed is not False:
+            continue
+        if attack.view != current:
+            current = attack.view
+            lines.append(current)
+        mark = "!" if attack.passed is False else " "
+        lines.append(
+            f"  {TITLES[attack.attack]:<13} {_short(attack.target, 34):<34} training {_pct(attack.main.share)}  "
+            f"control {_pct(attack.control.share)}  random {_pct(attack.baseline.share)}  "
+            f"risk {_risk(attack)}{mark} ({attack.main.n_attacks:,} attacks)"
+        )
+    return "\n".join(lines)
+
+
+def verdict_text(assessment) -> str:
+    """A few lines a release reviewer reads first."""
+    failed = assessment.failures
+    sizes = ", ".join(f"{t}: {s[0]:,} training / {s[1]:,} control people" for t, s in assessment.sizes.items())
+    lines = [f"held out {100 * assessment.holdout:.0f} % of the people ({sizes})"]
+    if not assessment.attacks:
+        lines.append("no attack could be run: no individual table with enough people")
+    elif failed:
+        lines.append(f"RISK: {len(failed)} of {len(assessment.attacks)} attacks have a risk whose upper bound reaches "
+                     f"{100 * RISK_TARGET:.0f} %; the release tells an attacker more about its own people than about others")
+    else:
+        lines.append(f"PASSED: the upper bound of every risk ({len(assessment.attacks)} attacks) is below {100 * RISK_TARGET:.0f} %")
+    lines += [f"note: {note}" for note in assessment.notes]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- HTML
+
+
+def attacks_section(assessment) -> str:
+    """The report's section on the attacks: how to read it, the risk matrix, every attack."""
+    if assessment is None:
+        return ""
+    guide = (
+        "<p>The people of each individual table were split at random: "
+        f"{_e(_sizes(assessment))}. The training people were anonymized exactly as a real run would "
+        "anonymize the whole database, then three attacks were run against that release, once for "
+        "the training people and once for the control people, whom the release never saw. "
+        "<strong>Risk</strong> = (success on training &minus; success on control) / (1 &minus; success on "
+        "control): 0 means the release tells an attacker no more about its own people than about anyone "
+        "else of the population; 1 means every attack that could succeed did. A cell is green when the "
+        f"upper bound of the 95&nbsp;% interval of every risk is below {100 * RISK_TARGET:.0f} %.</p>"
+        "<ul><li><strong>Singling out</strong>: predicates read off the release (a rare value, "
+        "a combination of three values) that isolate exactly one person.</li>"
+        "<li><strong>Linkability</strong>: two partial records of a person (say, the quasi-identifiers "
+        "and the number of visits on one side, the other columns on the other) joined through the "
+        "closest released rows.</li>"
+        "<li><strong>Inference</strong>: a sensitive value read off the released row closest to "
+        "everything else the attacker knows.</li></ul>"
+    )
+    values, upper, passed = assessment.risk_matrix, assessment.risk_upper, assessment.risk_passed
+    header = "".join(f'<th scope="col">{_e(c)}</th>' for c in values.columns)
+    rows = []
+    for row in values.index:
+        cells = []
+        for column in values.columns:
+            ok = passed.loc[row, column]
+            state = "na" if pd.isna(ok) else ("pass" if bool(ok) else "fail")
+            text = "&ndash;" if pd.isna(values.loc[row, column]) else _e(_cell(values.loc[row, column], upper.loc[row, column], True))
+            cells.append(f'<td class="{state}">{text}</td>')
+        rows.append(f'<tr><th class="row" scope="row">{_e(row)}</th>{"".join(cells)}</tr>')
+    matrix = (f'<table class="matrix"><tr><th></th>{header}</tr>{"".join(rows)}</table>'
+              '<p class="legend"><span class="pass">every upper bound below 5 %</span>'
+              '<span class="fail">a risk may reach 5 %</span><span class="na">not applicable</span></p>')
+    table_rows = []
+    for attack in assessment.attacks:
+        state = "na" if attack.passed is None else ("pass" if attack.passed else "fail")
+        notes = "; ".join(attack.notes)
+        table_rows.append(
+            f'<tr><td class="text">{_e(attack.view)}</td><td class="text">{_e(TITLES[attack.attack])}</td>'
+            f'<td class="text">{_e(attack.target)}</td><td>{_pct(attack.main.share)}</td>'
+            f"<td>{_pct(attack.control.share)}</td><td>{_pct(attack.baseline.share)}</td>"
+            f'<td class="{state}">{_e(_risk(attack))}</td><td>{attack.main.n_attacks:,} / {attack.control.n_attacks:,}</td>'
+            f'<td class="text note">{_e(notes)}</td></tr>'
+        )
+    details = (
+        "<h3>Every attack</h3><table><tr><th class=\"row\">view</th><th class=\"row\">attack</th>"
+        "<th class=\"row\">target</th><th>success on training</th><th>success on control</th>"
+        "<th>random guess</th><th>risk [95 % interval]</th><th>attacks (training / control)</th>"
+        f"<th class=\"row\">notes</th></tr>{''.join(table_rows)}</table>"
+    )
+    evidence = _evidence(assessment)
+    notes = "".join(f"<li>{_e(n)}</li>" for n in assessment.notes)
+    notes = f'<ul class="note">{notes}</ul>' if notes else ""
+    return (f'<section id="attacks"><h2>Attacks</h2>{guide}{notes}<h3>Risk matrix</h3>{matrix}{details}{evidence}'
+            "</section>")
+
+
+def _evidence(assessment) -> str:
+    items = []
+    for attack in assessment.attacks:
+        if attack.attack != "singling_out" or not attack.evidence or attack.passed is not False:
+            continue
+        shown = "".join(f"<li><code>{_e(p)}</code></li>" for p in attack.evidence[:5])
+        items.append(f"<p>{_e(attack.view)}, {_e(attack.target)}: predicates that single out a training person "
+                     f"and no control person (first {min(5, len(attack.evidence))}):</p><ul>{shown}</ul>")
+    if not items:
+        return ""
+    return ("<h3>What singles people out</h3><p class=\"note\">These predicates show values of the training "
+            "people: keep this report as private as the data.</p>" + "".join(items))
+
+
+def _cell(value, upper, ok) -> str:
+    if pd.isna(value):
+        return "."
+    mark = "!" if not pd.isna(ok) and not bool(ok) else " "
+    return f"{value:.2f} [{upper:.2f}]{mark}"
+
+
+def _risk(attack) -> str:
+    risk = attack.risk
+    if math.isnan(risk.value):
+        return "not measured"
+    return f"{risk.value:.2f} [{risk.low:.2f}, {risk.high:.2f}]"
+
+
+def _pct(share: float) -> str:
+    return "   -  " if share is None or math.isnan(share) else f"{100 * share:5.1f}%"
+
+
+def _short(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _sizes(assessment) -> str:
+    return "; ".join(f"{t}: {s[0]:,} training and {s[1]:,} control people ({100 * assessment.holdout:.0f} % held out)"
+                     for t, s in assessment.sizes.items())
+
+
+def _e(value) -> str:
+    return html.escape(str(value), quote=True)
