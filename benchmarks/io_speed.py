@@ -50,9 +50,9 @@ def postgres(url: str | None):
         finally:
             import sqlalchemy
 
-            from relanon.stores.sql import _engine
+            from relanon.stores.sql import engine_for
 
-            engine, _ = _engine(url)
+            engine, _ = engine_for(url)
             with engine.begin() as connection:
                 connection.execute(sqlalchemy.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
             engine.dispose()

@@ -144,7 +144,7 @@ def reading(request, monkeypatch):
     import relanon.stores.sql as sql_module
 
     if request.param == "fetch":
-        monkeypatch.setattr(sql_module, "_has_copy", lambda connection: False)
+        monkeypatch.setattr(sql_module, "has_copy", lambda connection: False)
     return request.param
 
 
@@ -347,9 +347,9 @@ def test_the_password_may_come_from_pgpassword_or_a_pgpass_file(clinic_database,
 
 
 def test_postgresql_urls_use_psycopg_3():
-    from relanon.stores.sql import _engine
+    from relanon.stores.sql import engine_for
 
-    engine, schema = _engine("postgresql://me:pw@localhost/clinic?schema=release&sslmode=prefer")
+    engine, schema = engine_for("postgresql://me:pw@localhost/clinic?schema=release&sslmode=prefer")
     assert engine.url.drivername == "postgresql+psycopg" and schema == "release"
     assert "schema" not in engine.url.query and engine.url.query["sslmode"] == "prefer"
     assert "pw" not in repr(engine.url)

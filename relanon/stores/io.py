@@ -52,7 +52,8 @@ from relanon.stores.outputs import (
     output_for_database,
     starts_like_sqlite,
 )
-from relanon.stores.sql import SqlDatabase, TableKeys, write_tables
+from relanon.stores.sql import SqlDatabase
+from relanon.stores.sql_write import TableKeys, write_tables
 from relanon.stores.sqlite import SqliteFile, write_sqlite
 
 __all__ = [

@@ -7,19 +7,17 @@ A location is a SQLAlchemy URL: ``postgresql://user@host:5432/clinic?schema=rele
 installed (``pip install "relanon[postgres]"``). The password is the driver's business as usual: in
 the URL, or for PostgreSQL ``PGPASSWORD`` or a ``~/.pgpass`` file; relanon masks it in every message.
 
-Reading: each table is fetched from a server-side cursor in chunks of :data:`CHUNK_ROWS` rows, each
-chunk turned at once into typed Arrow columns, so memory stays close to the size of the data frame.
+Reading, a block at a time so that memory stays close to the size of the data frame: PostgreSQL with
+psycopg sends each table through ``COPY (SELECT ...) TO STDOUT`` as CSV, which pyarrow parses with
+each column's type as it streams in (blocks of :data:`CHUNK_BYTES`); other databases go through a
+server-side cursor, :data:`CHUNK_ROWS` rows at a time, each chunk turned at once into Arrow columns.
+The connection is read-only on PostgreSQL.
 Types come from the server: integers (``Int64`` with NULLs), floating numbers, ``numeric`` (as
 floating numbers, or integers when it has no decimals), booleans, dates and timestamps (with or
 without time zone) as ``datetime64``, text, ``varchar`` and enums as text (categories), anything
 else (``uuid``, ``json``, ``interval``...) as its text. The relanon schema then applies its types.
 
-Writing: one transaction creates the schema when missing, drops what the output rule allows
-replacing (:class:`relanon.stores.outputs.DatabaseUrl`), creates each table with types matching its
-data (integers stay integers, dates stay dates: a date-time column whose values are all at
-midnight is a ``date``, categories are text), loads the rows (PostgreSQL with psycopg: ``COPY``, fed
-CSV by pyarrow; other databases: batched ``INSERT``), then declares the primary keys and foreign keys.
-A failure anywhere rolls everything back: nothing is left.
+Writing is :mod:`relanon.stores.sql_write`.
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlsplit
 
@@ -41,8 +39,9 @@ from relanon.common.errors import StorageError
 from relanon.schema.proposal import DeclaredKeys
 from relanon.stores.base import Store, scrubbed, shown
 
-__all__ = ["CHUNK_ROWS", "FILES_TABLE", "SCHEMA_OPTION", "SchemaContents", "SqlDatabase", "TableKeys",
-           "as_text_values", "database_label", "same_place", "schema_contents", "url_schema", "write_tables"]
+__all__ = ["CHUNK_BYTES", "CHUNK_ROWS", "FILES_TABLE", "SCHEMA_OPTION", "SchemaContents", "SqlDatabase",
+           "contents_of", "database_label", "driver_failure", "engine_for", "has_copy", "same_place",
+           "schema_contents", "sqlalchemy", "url_schema"]
 
 FILES_TABLE = "relanon_files"  # notes stored with a database in SQL (folders hold them as files)
 SCHEMA_OPTION = "schema"
@@ -57,15 +56,6 @@ _DEFAULT_SCHEMAS = {"postgresql": "public"}
 _LOCAL_HOSTS = {"", "localhost", "127.0.0.1", "::1"}
 _STR = pd.StringDtype("pyarrow", na_value=np.nan)
 _TO_PANDAS = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype(), pa.string(): _STR}.get
-
-
-@dataclass(frozen=True)
-class TableKeys:
-    """The keys declared with a written table: its primary key and its foreign keys
-    (``(column, parent table, parent column)``, the parent as written)."""
-
-    primary_key: str | None = None
-    foreign_keys: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -138,7 +128,7 @@ def sqlalchemy():
     return sqlalchemy
 
 
-def _engine(location):
+def engine_for(location):
     """(engine, schema) for a URL: the ``schema`` option taken out, psycopg 3 for ``postgresql://``."""
     sa = sqlalchemy()
     try:
@@ -162,11 +152,11 @@ def _engine(location):
         hint = ""
         if isinstance(exc, ImportError):
             hint = ' (pip install "relanon[postgres]")' if url.get_backend_name() == "postgresql" else " (install its driver)"
-        raise _failure(f"cannot use the database URL{hint}", location, exc) from None
+        raise driver_failure(f"cannot use the database URL{hint}", location, exc) from None
     return engine, schema or None
 
 
-def _failure(what: str, location, exc: BaseException) -> StorageError:
+def driver_failure(what: str, location, exc: BaseException) -> StorageError:
     """A one-line error of relanon's own from a driver's error: no SQL, no parameters, no password."""
     original = getattr(exc, "orig", None) or exc
     lines = [line.strip() for line in str(original).strip().splitlines() if line.strip()]
@@ -191,7 +181,7 @@ class SqlDatabase(Store):
     def __init__(self, location):
         super().__init__(location)
         sa = self.sa = sqlalchemy()
-        self.engine, self.schema = _engine(location)
+        self.engine, self.schema = engine_for(location)
         try:
             self.connection = self.engine.connect()
             if self.engine.dialect.name == "postgresql":  # the input is only read: the server holds us to it
@@ -199,7 +189,7 @@ class SqlDatabase(Store):
             self.inspector = sa.inspect(self.connection)
         except Exception as exc:  # noqa: BLE001 - drivers raise their own errors; say which database failed
             self.engine.dispose()
-            raise _failure("cannot connect to", location, exc) from None
+            raise driver_failure("cannot connect to", location, exc) from None
         self.text_storage = self.engine.dialect.name == "sqlite"  # SQLite keeps dates as text
         if self.schema is not None and not self._guarded(lambda: self.inspector.has_schema(self.schema)):
             found = ", ".join(repr(s) for s in self._guarded(self.inspector.get_schema_names))
@@ -220,7 +210,7 @@ class SqlDatabase(Store):
         columns = self._guarded(lambda: self.inspector.get_columns(name, schema=self.schema), f"table {name!r} of")
         kinds = [_read_kind(self.sa, column["type"], self.text_storage) for column in columns]
         names = [column["name"] for column in columns]
-        table = self._copied(name, names, kinds) if _has_copy(self.connection) else None
+        table = self._copied(name, names, kinds) if has_copy(self.connection) else None
         return table if table is not None else self._fetched(name, names, kinds)
 
     def _copied(self, name: str, names: list[str], kinds: list[str]) -> pa.Table | None:
@@ -249,7 +239,7 @@ class SqlDatabase(Store):
         except pa.ArrowInvalid:
             return None
         except Exception as exc:  # noqa: BLE001 - any driver error means the table cannot be read
-            raise _failure(f"cannot read table {name!r} of", self.location, exc) from None
+            raise driver_failure(f"cannot read table {name!r} of", self.location, exc) from None
         for position, kind in enumerate(kinds):
             if kind in ("date", "timestamptz"):  # dates in memory are datetime64; UTC instants get their zone
                 target = pa.timestamp("us", tz="UTC" if kind == "timestamptz" else None)
@@ -268,7 +258,7 @@ class SqlDatabase(Store):
                 for position, values in enumerate(zip(*rows, strict=True)):
                     kinds[position] = _append(chunks[position], values, kinds[position])
         except Exception as exc:  # noqa: BLE001 - any driver error means the table cannot be read
-            raise _failure(f"cannot read table {name!r} of", self.location, exc) from None
+            raise driver_failure(f"cannot read table {name!r} of", self.location, exc) from None
         finally:
             with contextlib.suppress(Exception):  # end the read-only transaction of the server-side cursor
                 self.connection.rollback()
@@ -303,7 +293,7 @@ class SqlDatabase(Store):
         try:
             return call()
         except Exception as exc:  # noqa: BLE001 - driver and reflection errors alike
-            raise _failure(f"cannot read the {what + ' ' if what else ''}database", self.location, exc) from None
+            raise driver_failure(f"cannot read the {what + ' ' if what else ''}database", self.location, exc) from None
 
 
 def _read_kind(sa, sql_type, text_storage: bool) -> str:
@@ -346,7 +336,7 @@ _ARROW_TYPES = {
 }
 
 
-def _has_copy(connection) -> bool:
+def has_copy(connection) -> bool:
     return connection.dialect.name == "postgresql" and connection.dialect.driver == "psycopg"
 
 
@@ -431,19 +421,19 @@ def schema_contents(location) -> SchemaContents:
     """Connect to ``location`` and say what its schema holds (a wrong password or an unreachable
     server is a :class:`StorageError` here, before any work)."""
     sa = sqlalchemy()
-    engine, schema = _engine(location)
+    engine, schema = engine_for(location)
     try:
         with engine.connect() as connection:
-            return _contents(sa, connection, schema)
+            return contents_of(sa, connection, schema)
     except StorageError:
         raise
     except Exception as exc:  # noqa: BLE001 - drivers raise their own errors
-        raise _failure("cannot connect to", location, exc) from None
+        raise driver_failure("cannot connect to", location, exc) from None
     finally:
         engine.dispose()
 
 
-def _contents(sa, connection, schema) -> SchemaContents:
+def contents_of(sa, connection, schema) -> SchemaContents:
     inspector = sa.inspect(connection)
     if schema is not None and not inspector.has_schema(schema):
         return SchemaContents(exists=False)
@@ -453,204 +443,3 @@ def _contents(sa, connection, schema) -> SchemaContents:
         views=tuple(sorted(inspector.get_view_names(schema=schema))),
         files=_files(sa, connection, schema),
     )
-
-
-# --------------------------------------------------------------------------- writing
-
-
-def write_tables(location, tables: Mapping[str, pd.DataFrame], keys: Mapping[str, TableKeys],
-                 replaced: Callable[[SchemaContents], Iterable[str]]) -> None:
-    """Write ``tables`` into the schema of ``location`` in one transaction.
-
-    Parameters
-    ----------
-    location : str
-        A SQLAlchemy URL (``?schema=name`` for a schema other than the default one).
-    tables : mapping of str to pandas.DataFrame
-        Tables keyed by the name written, parents before children or in any order.
-    keys : mapping of str to TableKeys
-        The keys declared with each table; a foreign key whose parent is not written (or has no
-        primary key) is left out.
-    replaced : callable
-        Given what the schema holds (read inside the transaction), the tables to drop first; it
-        raises :class:`StorageError` to refuse (see :class:`relanon.stores.outputs.DatabaseUrl`).
-    """
-    sa = sqlalchemy()
-    engine, schema = _engine(location)
-    try:
-        with engine.begin() as connection:
-            contents = _contents(sa, connection, schema)
-            dropped = sorted(set(replaced(contents)))
-            if schema is not None and not contents.exists:
-                connection.execute(sa.schema.CreateSchema(schema))
-            if dropped:
-                old = sa.MetaData(schema=schema)
-                old.reflect(connection, only=dropped)
-                old.drop_all(connection)  # children first
-            _create_and_load(sa, connection, schema, tables, keys)
-    except StorageError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - driver, conversion and constraint errors alike: all rolled back
-        raise _failure("nothing was written (the transaction was rolled back) to", location, exc) from None
-    finally:
-        engine.dispose()
-
-
-def _create_and_load(sa, connection, schema, tables, keys) -> None:
-    dialect = connection.dialect.name
-    fast = dialect == "postgresql" and connection.dialect.driver == "psycopg"
-    metadata = sa.MetaData(schema=schema)
-    frames = {name: as_text_values(frame) if dialect == "sqlite" else frame for name, frame in tables.items()}
-    declared = _declared(frames, keys)
-    built = {}
-    for name, frame in frames.items():
-        key, links = declared[name]
-        columns = [sa.Column(c, _column_type(sa, frame[c], dialect, c == key or c in links), nullable=c != key)
-                   for c in frame.columns]
-        constraints = [] if fast else _constraints(sa, schema, key, links)
-        built[name] = sa.Table(name, metadata, *columns, *constraints)
-    metadata.create_all(connection)  # parents before children when constraints come with the tables
-    for name, table in built.items():
-        if fast:
-            _copy(connection, table, frames[name])
-        else:
-            _insert(connection, table, frames[name])
-    if fast:  # constraints after the rows: each is checked once, on the whole table
-        for name, (key, _) in declared.items():
-            if key is not None:
-                connection.execute(sa.schema.AddConstraint(sa.PrimaryKeyConstraint(built[name].c[key])))
-        for name, (_, links) in declared.items():
-            for column, (parent, parent_column) in links.items():
-                constraint = sa.ForeignKeyConstraint([built[name].c[column]], [built[parent].c[parent_column]])
-                built[name].append_constraint(constraint)
-                connection.execute(sa.schema.AddConstraint(constraint))
-
-
-def _declared(frames, keys) -> dict[str, tuple[str | None, dict[str, tuple[str, str]]]]:
-    """Per table: the primary key column and the foreign keys that can be declared with the data."""
-    primary = {}
-    for name, frame in frames.items():
-        key = keys.get(name, TableKeys()).primary_key
-        fits = key in frame.columns and frame[key].notna().all() and frame[key].is_unique
-        primary[name] = key if fits else None
-    declared = {}
-    for name, frame in frames.items():
-        links = {}
-        for column, parent, parent_column in keys.get(name, TableKeys()).foreign_keys:
-            if column in frame.columns and primary.get(parent) == parent_column:
-                links[column] = (parent, parent_column)
-        declared[name] = (primary[name], links)
-    return declared
-
-
-def _constraints(sa, schema, key, links) -> list:
-    found = [sa.PrimaryKeyConstraint(key)] if key is not None else []
-    prefix = f"{schema}." if schema is not None else ""
-    for column, (parent, parent_column) in links.items():
-        found.append(sa.ForeignKeyConstraint([column], [f"{prefix}{parent}.{parent_column}"]))
-    return found
-
-
-def _column_type(sa, values: pd.Series, dialect: str, key: bool):
-    """The SQL type of a column, from its data: integers stay integers, dates stay dates."""
-    dtype = values.dtype
-    if pd.api.types.is_bool_dtype(dtype):
-        return sa.Boolean()
-    if pd.api.types.is_integer_dtype(dtype):
-        numpy_dtype = np.dtype(getattr(dtype, "numpy_dtype", dtype))
-        bits = 8 * numpy_dtype.itemsize + (numpy_dtype.kind == "u")  # an unsigned one needs a bit more
-        if bits <= 16:
-            return sa.SmallInteger()
-        return sa.Integer() if bits <= 32 else sa.BigInteger() if bits <= 64 else sa.Numeric(20, 0)
-    if pd.api.types.is_float_dtype(dtype):
-        return sa.REAL() if np.dtype(getattr(dtype, "numpy_dtype", dtype)).itemsize == 4 else sa.Double()
-    if isinstance(dtype, pd.DatetimeTZDtype):
-        return sa.DateTime(timezone=True)
-    if pd.api.types.is_datetime64_dtype(dtype):
-        return sa.Date() if _all_midnight(values) else sa.DateTime()
-    if key and dialect not in ("postgresql", "sqlite"):  # MySQL and others index only bounded text
-        longest = values.dropna().astype("str").str.len().max()
-        return sa.String(int(max(1, 0 if pd.isna(longest) else longest)))
-    return sa.Text()
-
-
-def _all_midnight(values: pd.Series) -> bool:
-    present = values.dropna()
-    return bool(len(present)) and bool((present == present.dt.normalize()).all())
-
-
-def _copy(connection, table, frame: pd.DataFrame) -> None:
-    """``COPY ... FROM STDIN`` through psycopg, fed CSV written by pyarrow, a batch at a time."""
-    if not len(frame.columns) or not len(frame):
-        return
-    preparer = connection.dialect.identifier_preparer
-    columns = ", ".join(preparer.quote(c) for c in frame.columns)
-    statement = f"COPY {preparer.format_table(table)} ({columns}) FROM STDIN (FORMAT csv)"
-    arrow = _arrow_table(table, frame)
-    options = pa_csv.WriteOptions(include_header=False, quoting_style="needed")
-    driver = connection.connection.driver_connection
-    with driver.cursor() as cursor, cursor.copy(statement) as copy:
-        for batch in arrow.to_batches(max_chunksize=CHUNK_ROWS):
-            buffer = io.BytesIO()
-            pa_csv.write_csv(batch, buffer, options)
-            copy.write(buffer.getbuffer())
-
-
-def _arrow_table(table, frame: pd.DataFrame) -> pa.Table:
-    """The frame as Arrow columns of the types the CSV text of ``COPY`` needs (missing as null)."""
-    sa = sqlalchemy()
-    arrays = []
-    for column in frame.columns:
-        values, sql_type = frame[column], table.c[column].type
-        if isinstance(values.dtype, pd.CategoricalDtype):
-            values = values.astype(values.cat.categories.dtype if len(values.cat.categories) else "str")
-        if isinstance(sql_type, sa.Date):
-            array = pa.array(values.dt.floor("D"), from_pandas=True).cast(pa.date32())
-        elif isinstance(sql_type, sa.DateTime):
-            array = pa.array(values.dt.floor("us"), from_pandas=True).cast(
-                pa.timestamp("us", tz=str(values.dt.tz) if values.dt.tz is not None else None))
-        elif isinstance(sql_type, sa.Text | sa.String):
-            array = pa.array(_as_text_column(values), type=pa.string(), from_pandas=True)
-        else:
-            array = pa.array(values, from_pandas=True)
-        arrays.append(array)
-    return pa.Table.from_arrays(arrays, names=list(frame.columns))
-
-
-def _as_text_column(values: pd.Series) -> pd.Series:
-    if pd.api.types.is_string_dtype(values.dtype) and pd.api.types.infer_dtype(values, skipna=True) in ("string", "empty"):
-        return values
-    return values.astype("str").where(values.notna())
-
-
-def _insert(connection, table, frame: pd.DataFrame) -> None:
-    """Batched ``INSERT`` (``executemany``) of Python values, missing as NULL."""
-    if not len(frame) or not len(frame.columns):
-        return
-    for start in range(0, len(frame), CHUNK_ROWS):
-        part = frame.iloc[start:start + CHUNK_ROWS]
-        values = part.astype(object).where(part.notna(), None)
-        records = [dict(zip(part.columns, (_python(v) for v in row), strict=True))
-                   for row in values.itertuples(index=False, name=None)]
-        connection.execute(table.insert(), records)
-
-
-def _python(value):
-    """numpy and pandas scalars as the plain Python values every driver knows."""
-    if isinstance(value, pd.Timestamp):
-        return value.to_pydatetime()
-    item = getattr(value, "item", None)
-    return item() if callable(item) and not isinstance(value, str | bytes) else value
-
-
-def as_text_values(frame: pd.DataFrame) -> pd.DataFrame:
-    """Dates as ISO 8601 text and booleans as 0/1, as SQLite stores them."""
-    changes = {}
-    for column, dtype in frame.dtypes.items():
-        values = frame[column]
-        if isinstance(dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(dtype):
-            changes[column] = values.astype("str").where(values.notna())
-        elif pd.api.types.is_bool_dtype(dtype):
-            changes[column] = values.astype("Int64")
-    return frame.assign(**changes) if changes else frame
-

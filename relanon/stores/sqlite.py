@@ -17,7 +17,8 @@ from relanon.common.errors import StorageError
 from relanon.schema.proposal import DeclaredKeys
 from relanon.stores.base import Store, plain_strings, quoted, reason
 from relanon.stores.outputs import starts_like_sqlite
-from relanon.stores.sql import FILES_TABLE, as_text_values
+from relanon.stores.sql import FILES_TABLE
+from relanon.stores.sql_write import as_text_values
 
 
 class SqliteFile(Store):
