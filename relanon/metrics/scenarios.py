@@ -27,13 +27,9 @@ import pandas as pd
 from scipy import stats
 
 from relanon.common.progress import as_progress
-from relanon.metrics.base import LOWER, TARGETS, Metric
+from relanon.metrics.base import TARGETS, Metric
 from relanon.metrics.privacy import DEFAULT_SAMPLE_SIZE, privacy
-from relanon.metrics.signal import (
-    correlation_difference_ratio,
-    hellinger_distances,
-    signal,
-)
+from relanon.metrics.signal import correlation_difference_ratio, hellinger_metric, signal
 from relanon.multitable.views import STANDALONE, TO_BOTTOM_PROPAGATED, TO_TOP_ENRICHED, View, views
 from relanon.schema.graph import all_links
 from relanon.schema.model import Schema
@@ -185,7 +181,7 @@ def evaluate(schema: Schema, original, anonymized, result=None, *, sample_size: 
                 if table.individual:
                     records += [
                         ("privacy", view, m)
-                        for m in _privacy(view, released, pairing, table, sample_size, rng)
+                        for m in _privacy(schema, view, released, pairing, table, sample_size, rng)
                     ]
                 records += [("signal", view, m) for m in _signal(view, released)]
     if result is None and any(t.individual for t in schema):
@@ -254,14 +250,25 @@ def _pairing(result, table: str, n_original: int, n_released: int):
     return positions
 
 
-def _privacy(view: View, released: View, pairing, table, sample_size, rng) -> list[Metric]:
+def _privacy(schema: Schema, view: View, released: View, pairing, table, sample_size, rng) -> list[Metric]:
     if len(view.frame) < 2 or len(released.frame) < 1 or not view.types:
         return []
     known, sensitive = _inference_roles(view, table)
     return privacy(
-        view.frame, released.frame, view.types, pairing=pairing, ncp=table.anonymize.ncp,
+        view.frame, released.frame, view.types, pairing=pairing, ncp=table.anonymize.ncp, weights=_view_weights(schema, view),
         sample_size=sample_size, random_state=rng, known=known, sensitive=sensitive, name=view.name,
     )
+
+
+def _view_weights(schema: Schema, view: View) -> dict[str, float]:
+    """The schema's column weights for a view's columns: its own, and a parent's broadcast ones
+    (aggregates of children keep weight 1), so the privacy metrics measure distances in the space
+    the avatarization searched."""
+    weights = {c.name: c.weight for c in schema[view.table].released_columns}
+    if view.scenario == TO_BOTTOM_PROPAGATED:
+        prefix = f"{view.reference}[{view.via}]" if view.via else view.reference
+        weights.update({f"{prefix}.{c.name}": c.weight for c in schema[view.reference].released_columns})
+    return {name: weight for name, weight in weights.items() if name in view.types}
 
 
 def _inference_roles(view: View, table):
@@ -279,15 +286,12 @@ def _signal(view: View, released: View) -> list[Metric]:
     if view.scenario == STANDALONE:
         return signal(view.frame, released.frame, view.types)
     if view.scenario == TO_TOP_ENRICHED:
-        per_column = hellinger_distances(view.frame, released.frame, view.types)
-        values = np.array(list(per_column.values()))
-        return [Metric(
-            "hellinger_mean", float(values.mean()), TARGETS["hellinger_mean"], LOWER,
-            "Mean Hellinger distance over the columns of the table enriched with its children's "
+        return [hellinger_metric(
+            view.frame, released.frame, view.types,
+            description="Mean Hellinger distance over the columns of the table enriched with its children's "
             "aggregates (count, means, most frequent values).",
-            {"per_column": per_column},
         )]
-    metric = correlation_difference_ratio(view.frame, released.frame, view.types)
+    metric = correlation_difference_ratio(view.frame, released.frame, view.types, floor=True)
     return [] if math.isnan(metric.value) else [metric]
 
 
