@@ -136,7 +136,8 @@ def _add_comparison_arguments(sub) -> None:
 def _add_sampling_arguments(sub) -> None:
     """How ``evaluate`` and ``report`` sample rows for the distance metrics, and their progress."""
     sub.add_argument("--sample-size", type=int, default=None, help="rows sampled per table for the distance metrics")
-    sub.add_argument("--seed", type=int, default=0, help="seed of the metric sampling")
+    sub.add_argument("--seed", type=int, default=0,
+                     help="seed of the metric sampling (default 0, as relanon anonymize and demo use)")
     sub.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
 
 
@@ -209,7 +210,7 @@ def _anonymize(args) -> int:
     _print_sensitive(result)
     if not args.no_report:
         report_dir = Path(args.report) if args.report else written.parent / f"{written.name}-report"
-        evaluation = _evaluate_result(schema, database, result, args.sample_size, args.seed, progress)
+        evaluation = _evaluate_result(schema, database, result, args.sample_size, progress)
         _write_report(evaluation, report_dir, [args.data, args.out])
         print(evaluation.privacy_matrix_text())
     return 0
@@ -236,7 +237,7 @@ def _demo(args) -> int:
     print(f"anonymized database written to {written}")
     _print_sensitive(result)
     if not args.no_report:
-        evaluation = _evaluate_result(schema, database, result, None, args.seed, progress)
+        evaluation = _evaluate_result(schema, database, result, None, progress)
         report = _write_report(evaluation, out / "report", [original_dir, written])
         print(f"report: {report}")
         print(evaluation.privacy_matrix_text())
@@ -308,10 +309,13 @@ def _print_sensitive(result) -> None:
         print(f"WARNING (sensitive choice): {message}", file=sys.stderr)
 
 
-def _evaluate_result(schema, database, result, sample_size, seed, progress):
-    from relanon.metrics.scenarios import evaluate
+def _evaluate_result(schema, database, result, sample_size, progress):
+    """The metrics of a run, sampled with the fixed metrics seed (not the run's): ``relanon evaluate``
+    of the same release then gives the same figures."""
+    from relanon.metrics.scenarios import METRICS_SEED, evaluate
 
-    return evaluate(schema, database, result.tables, result, sample_size=sample_size, random_state=seed, progress=progress)
+    return evaluate(schema, database, result.tables, result, sample_size=sample_size, random_state=METRICS_SEED,
+                    progress=progress)
 
 
 def _write_report(evaluation, folder: Path, inputs) -> Path:

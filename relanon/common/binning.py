@@ -75,7 +75,7 @@ class Bins:
     values : pandas.Index or None
         The original's distinct values, sorted when they can be, for value bins.
     cuts : numpy.ndarray or None
-        Interior cut points of quantile bins: bin ``b`` holds ``cuts[b-1] <= x < cuts[b]``.
+        Interior cut points of quantile bins: bin ``b`` holds ``cuts[b-1] < x <= cuts[b]``.
     low, high : float
         The original's smallest and largest present values (numeric bins; NaN otherwise), the
         outer edges of a histogram.
@@ -110,7 +110,7 @@ class Bins:
         if self.by_value:
             return [str(v) for v in self.values] + [OTHER, MISSING]
         edges = self.edges
-        return [f"[{edges[i]:.4g}, {edges[i + 1]:.4g})" for i in range(len(edges) - 1)] + [MISSING]
+        return [f"({edges[i]:.4g}, {edges[i + 1]:.4g}]" for i in range(len(edges) - 1)] + [MISSING]
 
     def codes(self, values) -> np.ndarray:
         """The bin of every value: an int64 array, ``n_bins - 1`` for a missing value.
@@ -124,7 +124,7 @@ class Bins:
             codes[codes < 0] = len(self.values)  # never held by the original: "other"
         else:
             numbers = np.asarray(values, dtype=np.float64)
-            codes = np.searchsorted(self.cuts, numbers, side="right").astype(np.int64)
+            codes = np.searchsorted(self.cuts, numbers, side="left").astype(np.int64)
         codes[missing] = self.n_bins - 1
         return codes
 
@@ -174,9 +174,10 @@ def fit_bins(values, *, numeric: bool) -> Bins:
     if few_values(len(distinct), len(present)) or len(distinct) == 1:
         return Bins(values=pd.Index(distinct), low=low, high=high)
     count = quantile_bin_count(len(present))
-    positions = np.ceil(np.arange(1, count) * len(present) / count).astype(np.int64) - 1  # inverted CDF
+    # the quantiles at 1/count, 2/count...: the smallest values x with F(x) >= q (inverted CDF)
+    positions = np.ceil(np.arange(1, count) * len(present) / count).astype(np.int64) - 1
     cuts = np.unique(present[positions])
-    cuts = cuts[cuts > low]  # a cut at the minimum would leave the first bin empty
+    cuts = cuts[cuts < high]  # a cut at the maximum would leave the last bin empty
     return Bins(cuts=cuts, low=low, high=high)
 
 

@@ -24,7 +24,7 @@ from relanon.engine.factor_space import (
     numeric_values,
     restore_numeric,
 )
-from relanon.engine.neighbours import Neighbours, self_neighbours
+from relanon.engine.neighbours import Neighbours, cross_neighbours, self_neighbours
 
 logger = logging.getLogger(__name__)
 
@@ -193,9 +193,11 @@ def pattern_neighbours(coords: np.ndarray, pattern: np.ndarray, k: int) -> Neigh
     are kept in expectation. A pattern held by k records or fewer takes the rest of its neighbours
     from the patterns that differ in the fewest columns.
 
-    The pattern is appended to the coordinates scaled beyond the diameter of the point cloud, so
-    one pattern difference outweighs any distance in the factor space; the distances returned,
-    which set the avatar weights, are those in the factor space alone.
+    Each pattern held by more than k records is searched on its own, in the factor space; the
+    records of rarer patterns are searched among all records with the pattern appended to the
+    coordinates, scaled beyond the diameter of the point cloud so that one pattern difference
+    outweighs any distance in the factor space. The distances returned, which set the avatar
+    weights, are those in the factor space alone.
 
     Examples
     --------
@@ -204,13 +206,29 @@ def pattern_neighbours(coords: np.ndarray, pattern: np.ndarray, k: int) -> Neigh
     >>> pattern_neighbours(coords, pattern, 1).indices[:, 0].tolist()
     [2, 4, 0, 4, 1]
     """
+    coords = np.asarray(coords, dtype=np.float64)
     if pattern.shape[1] == 0:
         return self_neighbours(coords, k)
-    coords = np.asarray(coords, dtype=np.float64)
-    scale = 2.0 * float(np.sqrt(np.einsum("ij,ij->i", coords, coords).max(initial=0.0))) + 1.0
-    found = self_neighbours(np.hstack([coords, scale * pattern]), k)
-    differences = coords[:, None, :] - coords[found.indices]
-    return Neighbours(np.sqrt(np.einsum("ijk,ijk->ij", differences, differences)), found.indices)
+    n = len(coords)
+    _, group = np.unique(pattern, axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    sizes = np.bincount(group)
+    distances, indices = np.empty((n, k)), np.empty((n, k), dtype=np.int64)
+    for g in np.flatnonzero(sizes > k):
+        rows = np.flatnonzero(group == g)
+        found = self_neighbours(coords[rows], k)
+        distances[rows], indices[rows] = found.distances, rows[found.indices]
+    rare = np.flatnonzero(sizes[group] <= k)
+    if rare.size:
+        scale = 2.0 * float(np.sqrt(np.einsum("ij,ij->i", coords, coords).max(initial=0.0))) + 1.0
+        search = np.hstack([coords, scale * pattern])
+        found = cross_neighbours(search, search[rare], k + 1)
+        is_self = found.indices == rare[:, None]
+        is_self[~is_self.any(axis=1), k] = True  # the record itself beyond k + 1 duplicates: drop the farthest
+        chosen = found.indices[~is_self].reshape(len(rare), k)
+        differences = coords[rare][:, None, :] - coords[chosen]
+        distances[rare], indices[rare] = np.sqrt(np.einsum("ijk,ijk->ij", differences, differences)), chosen
+    return Neighbours(distances, indices)
 
 
 def _check_k(k, n: int, name: str) -> None:

@@ -46,21 +46,25 @@ CATEGORICAL_KINDS = ("categorical", "boolean")
 AUTO = "auto"
 DEFAULT_NCP = AUTO
 
-# ncp = "auto": the fewest axes whose eigenvalues reach this share of the total inertia (chosen
-# from measurements on the demo and on generated tables: benchmarks/fidelity.py, README "How it
-# works"), never ending inside a group of eigenvalues equal up to TIE_TOLERANCE (relative): the
-# axes of such a group are one arbitrary basis of its eigenspace, and neighbours found in part of it
-# would depend on the solver.
-AUTO_INERTIA_SHARE = 0.5
+# ncp = "auto": the fewest axes whose eigenvalues reach this share of the total inertia, never
+# ending inside a group of eigenvalues equal up to TIE_TOLERANCE (relative): the axes of such a
+# group are one arbitrary basis of its eigenspace, and neighbours found in part of it would depend
+# on the solver. The share comes from measurements (benchmarks/fidelity.py, README "How it works"):
+# the axes left out are those of least inertia, and among them is the difference of two correlated
+# columns; neighbours that do not agree on it average it away and the avatars' correlations
+# inflate (age and BMI at r = 0.66 became 0.82 with 2, 3 or 4 of 5 axes, 0.69 with all 5; the
+# correlation difference of the generated twelve-column table is 6.4 at 50 %, 5.5 at 95 %; of the
+# demo doctors 6.7 and 3.0), for hidden rates within a few points.
+AUTO_INERTIA_SHARE = 0.95
 TIE_TOLERANCE = 1e-6
 # ...and at most as many axes as the exact neighbour search (a k-d tree) affords on the table:
 # without structure, its cost grows steeply with the axes (measured on this project's 2-core
 # machine, benchmarks/avatar_speed.py table: 100,000 rows take 1.4 s in 5 axes, 22 s in 10,
-# 130 s in 15). rows * axes is kept under NEIGHBOUR_BUDGET: 10,000 rows get up to 60 axes,
-# 30,000 rows 20, 100,000 rows 6, larger tables MIN_AUTO_AXES. An explicit ncp is not capped.
+# 130 s in 15; 10,000 rows 7 s in 41). rows * axes is kept under NEIGHBOUR_BUDGET: 10,000 rows
+# get up to 30 axes, 30,000 rows 10, 60,000 rows and more MIN_AUTO_AXES. An explicit ncp is not capped.
 MIN_AUTO_AXES = 5
 MAX_AUTO_AXES = 100
-NEIGHBOUR_BUDGET = 600_000
+NEIGHBOUR_BUDGET = 300_000
 
 # Above this many coded columns the covariance matrix is not formed: its leading eigenvectors are
 # found by Lanczos iterations (ARPACK) on the implicit, sparse coded table instead.
@@ -513,8 +517,8 @@ class FactorSpace(BaseEstimator):
     --------
     >>> frame = pd.DataFrame({"age": [20, 35, 50, 65], "sex": ["F", "M", "F", "M"]})
     >>> space = FactorSpace({"age": "integer", "sex": "categorical"}).fit(frame)
-    >>> space.n_components_, space.explained_inertia_.round(3)   # ncp auto: one axis reaches half the inertia
-    (1, array([0.724]))
+    >>> space.n_components_, space.explained_inertia_.round(3)   # ncp auto: 95 % of the inertia needs both
+    (2, array([0.724, 0.276]))
     >>> FactorSpace({"age": "integer", "sex": "categorical"}, n_components=2).fit(frame).transform(frame.iloc[[0]]).round(3)
     array([[-1.656, -0.242]])
     """
@@ -688,7 +692,7 @@ def max_auto_axes(n_rows: int) -> int:
     Examples
     --------
     >>> max_auto_axes(1_000), max_auto_axes(10_000), max_auto_axes(30_000), max_auto_axes(1_000_000)
-    (100, 60, 20, 5)
+    (100, 30, 10, 5)
     """
     return int(min(MAX_AUTO_AXES, max(MIN_AUTO_AXES, NEIGHBOUR_BUDGET // max(n_rows, 1))))
 
@@ -713,8 +717,10 @@ def auto_axes(eigenvalues, total_inertia: float, *, share: float | None = None, 
     Three equal eigenvalues after a first one: reaching 50 % needs two axes, which would cut the
     group; the group fits under the cap, so all four are kept; under a cap of 3, only the first:
 
-    >>> auto_axes([4.0, 1.0, 1.0, 1.0, 0.5], 10.0), auto_axes([4.0, 1.0, 1.0, 1.0, 0.5], 10.0, cap=3, complete=False)
-    (4, 1)
+    >>> auto_axes([4.0, 1.0, 1.0, 1.0, 0.5], 10.0, share=0.5)
+    4
+    >>> auto_axes([4.0, 1.0, 1.0, 1.0, 0.5], 10.0, share=0.5, cap=3, complete=False)
+    1
     """
     eigenvalues = np.asarray(eigenvalues, dtype=np.float64)
     if eigenvalues.size == 0:
