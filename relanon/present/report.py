@@ -33,7 +33,7 @@ import pandas as pd
 from relanon.common.atomic import atomic_directory, refuse_overwriting_input
 from relanon.common.errors import ParameterError, RelanonError, StorageError
 from relanon.engine.factor_space import NUMERIC_KINDS, FactorSpace, numeric_values
-from relanon.metrics.scenarios import Evaluation, children_per_parent
+from relanon.metrics.scenarios import Evaluation, children_per_parent, similarity_passed
 from relanon.metrics.signal import column_bins, column_values
 from relanon.multitable.views import STANDALONE
 from relanon.schema.graph import all_links
@@ -395,12 +395,13 @@ def _links_section(evaluation) -> str:
         linked = f"{report.n_linked:,} of {report.n_children:,}" if report is not None else "–"
         sensitive = method == "original_order"
         flag = " ⚠ least private: each child keeps the parent of its original record" if sensitive else ""
-        similar = "na" if pd.isna(r.children_per_parent) else _state(r.children_per_parent > targets["children_per_parent"])
+        similar = "na" if pd.isna(r.children_per_parent) else _state(similarity_passed(r.children_per_parent, floor_of(r)))
         rows.append(
             f'<tr class="{"sensitive" if sensitive else "plain"}">'
             f'<td class="text">{_e(_link_label(r.child, r.column, r.parent))}</td>'
             f'<td class="text">{_e(method + flag)}</td><td>{_e(linked)}</td>'
             f'<td class="{similar}">{_e(_format("children_per_parent", r.children_per_parent))}</td>'
+            f'<td>{_e(_format("children_per_parent", floor_of(r)))}</td>'
             f"<td>{_pair(r.mean_children_original, r.mean_children_anonymized, '.2f')}</td>"
             f"<td>{_pair(r.max_children_original, r.max_children_anonymized, 'd')}</td>"
             f'<td class="{_state(r.referential_integrity >= 100.0)}">{r.referential_integrity:.1f}</td></tr>'
@@ -409,6 +410,7 @@ def _links_section(evaluation) -> str:
         '<tr><th class="row">link (child.column -&gt; parent)</th><th class="row">matching method</th>'
         "<th>children linked</th>"
         f"<th>children per parent<br>similarity (&gt; {_e(targets['children_per_parent'])})</th>"
+        "<th>noise floor<br>(two halves of the parents)</th>"
         "<th>mean children<br>original / anonymized</th><th>max children<br>original / anonymized</th>"
         "<th>referential integrity %<br>(= 100)</th></tr>"
     )
@@ -418,6 +420,11 @@ def _links_section(evaluation) -> str:
         "distribution), original_order (exact, least private).</p>"
         f'<table>{header}{"".join(rows)}</table></section>'
     )
+
+
+def floor_of(relation) -> float:
+    """The children-per-parent noise floor of a relations row (NaN for an evaluation read from an older file)."""
+    return getattr(relation, "children_per_parent_floor", float("nan"))
 
 
 def _details_section(evaluation) -> str:
