@@ -230,7 +230,8 @@ def test_column_types_from_values(values, expected):
 def test_whole_numbers_named_like_codes_are_categorical():
     frame = pd.DataFrame({"row_id": range(40), "zip_code": np.arange(40) + 75000, "phone": np.arange(40) + 10**9})
     proposal = propose_schema({"rows": frame})
-    assert proposal.schema["rows"].types() == {"zip_code": "categorical", "phone": "categorical"}
+    assert proposal.schema["rows"].types() == {"zip_code": "categorical"}
+    assert proposal.schema["rows"].column("phone").type == "drop"  # a direct identifier, whatever its storage
 
 
 def test_few_distinct_whole_numbers_are_categorical_with_a_note():
@@ -336,3 +337,65 @@ def test_unusable_column_names_are_reported_together():
         propose_schema(db)
     assert [p.table for p in error.value.problems] == ["a", "b"]
     assert "non-empty text" in str(error.value) and "more than once" in str(error.value)
+
+
+# --------------------------------------------------------------------------- direct identifiers
+
+
+def _identifier_columns(n: int = 400) -> dict[str, list]:
+    """Generated columns of every kind of direct identifier, realistic enough to repeat some values."""
+    rng = np.random.default_rng(7)
+    first = ["Anna", "Ben", "Chloe", "David", "Emma", "Felix", "Grace", "Hugo", "Ines", "Jules"]
+    last = [f"{a}{b}" for a in ("Mar", "Ber", "Dur", "Lef", "Mor", "Gar") for b in ("tin", "nard", "and", "evre", "eau")]
+    streets = ["rue de la Paix", "Main Street", "avenue Foch", "Baker St.", "Elm Road"]
+    words = ["pain", "since", "monday", "the", "patient", "reports", "mild", "fever", "and", "cough", "at", "night"]
+    return {
+        "first_name": list(rng.choice(first, n)),  # named: few distinct values, still a direct identifier
+        "nameLast": list(rng.choice(last, n)),
+        "full_name": [f"{a} {b}" for a, b in zip(rng.choice(first, n), rng.choice(last, n), strict=True)],
+        "contact": [f"user{i}@mail{i % 7}.org" for i in range(n)],
+        "tel_number": [f"+33 6 {i // 100:02d} {i % 100:02d} {i % 89:02d} {i % 97:02d}" for i in range(n)],
+        "home": [f"{i % 120 + 1} {streets[i % 5]}" for i in range(n)],
+        "ssn": [f"{100 + i:03d}-{i % 90 + 10:02d}-{1000 + i:04d}" for i in range(n)],
+        "page": [f"https://example.org/people/{i % 150}" for i in range(n)],
+        "free_comment": [" ".join(rng.choice(words, 9)) for _ in range(n)],
+        "token": [f"tok{i * 7919 % 100003:x}" for i in range(n)],  # unique per row, named like nothing
+        "badge": [f"B{i % 300:04d}" for i in range(n)],  # 300 distinct values of 400: single people out
+    }
+
+
+@pytest.mark.parametrize("column", list(_identifier_columns()))
+def test_direct_identifiers_of_every_kind_are_proposed_as_drop_with_a_reason(column):
+    values = _identifier_columns()[column]
+    frame = pd.DataFrame({"person_id": range(len(values)), column: values, "city": ["Lyon", "Nice"] * 200})
+    kind, notes = proposed({"people": frame}, "people", column)
+    assert kind == "drop", notes
+    assert "REVIEW" in notes and "direct identifier" in notes and "change its type" in notes
+    assert proposed({"people": frame}, "people", "city")[0] == "categorical"
+
+
+def test_codes_and_categories_are_not_mistaken_for_identifiers():
+    n = 400
+    frame = pd.DataFrame({
+        "row_id": range(n),
+        "zip": ["01234", "75001", "13008", "69003"] * 100,  # codes with leading zeros
+        "product_code": [f"{10_000_000 + i % 12}" for i in range(n)],  # 8 digits, but 12 codes: not phones
+        "blood": ["A+", "O-", "B+", "AB+"] * 100,
+        "diagnosis": ["flu", "broken arm", "migraine", "asthma"] * 100,
+        "email_verified": ["yes", "no"] * 200,  # a flag about e-mail, not an address
+    })
+    proposal = propose_schema({"rows": frame})
+    assert proposal.schema["rows"].types() == {
+        "zip": "categorical", "product_code": "categorical", "blood": "categorical", "diagnosis": "categorical",
+        "email_verified": "boolean",
+    }
+
+
+def test_a_release_of_the_proposal_carries_no_name():
+    """The defect that was found: run as proposed, every released last name was real."""
+    values = _identifier_columns()
+    people = pd.DataFrame({"person_id": range(400), "nameFirst": values["first_name"], "nameLast": values["nameLast"],
+                           "age": np.arange(400) % 60 + 20})
+    proposal = propose_schema({"people": people})
+    released = {c.name for c in proposal.schema["people"].released_columns}
+    assert released == {"age"}

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 import relanon.stores.io
+import relanon.stores.io as io_module
 from relanon.common.errors import DataError, ParameterError, StorageError
 from relanon.schema.model import load_schema
 from relanon.stores.io import detect_format, read_database, read_tables, write_database
@@ -304,7 +305,7 @@ def test_a_folder_holding_other_things_is_never_replaced(clinic_database, tmp_pa
     home = tmp_path / "home"
     home.mkdir()
     (home / "thesis.docx").write_text("years of work")
-    with pytest.raises(StorageError, match="already holds other things than .csv files.*'thesis.docx'"):
+    with pytest.raises(StorageError, match=r"holds 1 entry \('thesis.docx'\), which relanon did not write.*overwrite"):
         write_database(clinic_database, home)
     assert [p.name for p in home.iterdir()] == ["thesis.docx"]
     not_sqlite = tmp_path / "notes.db"
@@ -324,18 +325,28 @@ def test_a_previous_output_is_replaced_only_when_the_new_one_is_complete(
             return write(frame, *args, **kwargs)
         return writer
 
-    for method in ("to_csv", "to_parquet", "to_sql"):
+    for method in ("to_csv", "to_parquet"):
         monkeypatch.setattr(pd.DataFrame, method, disk_full(getattr(pd.DataFrame, method)))
+    create_table = io_module._create_sqlite_table
+
+    def create_or_fail(connection, name, frame):
+        if "boom" in frame.columns:
+            raise OSError(28, "No space left on device")
+        return create_table(connection, name, frame)
+
+    monkeypatch.setattr(io_module, "_create_sqlite_table", create_or_fail)
     broken = {**clinic_database, "zz_last": pd.DataFrame({"boom": [1]})}
     for fmt, name in OUTPUTS.items():
         out = write_database(clinic_database, tmp_path / fmt / name, clinic_schema, format=fmt)
         before = fingerprint(out)
         with pytest.raises(StorageError, match="cannot write.*No space left on device"):
-            write_database(broken, out, clinic_schema, format=fmt)
+            write_database(broken, out, clinic_schema, format=fmt, overwrite=True)
         assert fingerprint(out) == before
         assert [p.name for p in out.parent.iterdir()] == [name]  # no temporary leftovers
-        smaller = write_database({"doctors": clinic_database["doctors"]}, out, clinic_schema, format=fmt)
-        assert list(read_tables(smaller)) == ["doctors"]
+        smaller = write_database({"doctors": clinic_database["doctors"]}, out, clinic_schema, format=fmt,
+                                 overwrite=True)
+        # a folder is replaced whole; in a SQLite file only the tables written are replaced
+        assert list(read_tables(smaller)) == (["doctors"] if fmt != "sqlite" else ["doctors", "patients", "visits"])
 
 
 def test_names_that_cannot_be_written_are_reported_together(clinic_database, tmp_path):

@@ -1,31 +1,52 @@
 """Atomic outputs: everything is written under a temporary name, then renamed into place.
 
 A reader never sees a half-written file or folder, and an output never lands on its input.
+
+Temporaries sit beside their output as hidden ``.<name>.relanon-<pid>-<random>.tmp`` entries (the
+folder an output replaces waits as ``.old`` until the new one is in place). A run that was killed
+(``SIGKILL``, a power cut) leaves its temporary behind; the next run writing the same output removes
+every such leftover whose process is no longer alive, and never touches one of a run still going.
+Files and folders get the permissions of the user's umask, as if made by ``open`` and ``mkdir``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
 
 from relanon.common.errors import StorageError
 
+_TAG = "relanon"
+
 
 def refuse_overwriting_input(output, *inputs) -> None:
     """Raise :class:`StorageError` when ``output`` is, contains or lies inside one of ``inputs``."""
-    out = Path(output).resolve()
     for given in inputs:
-        if given is None:
+        if given is None or is_url(given):
             continue
-        source = Path(given).resolve()
-        if out == source or source.is_relative_to(out) or (source.is_dir() and out.is_relative_to(source)):
+        if overlaps(output, given):
             raise StorageError(
                 f"refusing to write to {str(output)!r}: it would overwrite or sit inside the input "
                 f"{str(given)!r}; choose another output location"
             )
+
+
+def overlaps(output, given) -> bool:
+    """Whether ``output`` is ``given``, contains it, or lies inside it (symbolic and hard links followed)."""
+    out, source = Path(output).resolve(), Path(given).resolve()
+    if out == source or source.is_relative_to(out) or out.is_relative_to(source):
+        return True
+    with contextlib.suppress(OSError):
+        return os.path.samefile(out, source)  # two names of one file (a hard link)
+    return False
+
+
+def is_url(location) -> bool:
+    return isinstance(location, str) and "://" in location
 
 
 def write_text_atomically(path: Path, text: str) -> None:
@@ -43,11 +64,16 @@ def write_bytes_atomically(path: Path, data: bytes) -> None:
 def atomic_file(path):
     """Yield a temporary path beside ``path``; on success it replaces ``path`` in one rename."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    _make_parent(path)
+    remove_stale_temporaries(path)
+    try:
+        fd, name = tempfile.mkstemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise StorageError(f"cannot write {str(path)!r}: {_reason(exc)}") from exc
     os.close(fd)
     tmp = Path(name)
     try:
+        os.chmod(tmp, 0o666 & ~umask())
         yield tmp
         os.replace(tmp, path)
     finally:
@@ -61,14 +87,19 @@ def atomic_directory(path):
     An existing folder at ``path`` is replaced only once the new one is complete.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _make_parent(path)
     if path.exists() and not path.is_dir():
         raise StorageError(f"{str(path)!r} exists and is not a folder; choose a folder path for the output")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    remove_stale_temporaries(path)
     try:
+        tmp = Path(tempfile.mkdtemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent))
+    except OSError as exc:
+        raise StorageError(f"cannot write {str(path)!r}: {_reason(exc)}") from exc
+    try:
+        os.chmod(tmp, 0o777 & ~umask())
         yield tmp
         if path.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
+            old = Path(tempfile.mkdtemp(prefix=_prefix(path), suffix=".old", dir=path.parent))
             os.replace(path, old / "previous")
             os.replace(tmp, path)
             shutil.rmtree(old, ignore_errors=True)
@@ -77,3 +108,70 @@ def atomic_directory(path):
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def remove_stale_temporaries(path) -> list[Path]:
+    """Remove the temporaries of ``path`` left by runs that are no longer alive; return them.
+
+    The temporaries of a run still going (its process id is alive) are left alone, so two runs
+    never delete each other's work.
+    """
+    path = Path(path)
+    folder = path.parent
+    if not folder.is_dir():
+        return []
+    pattern = re.compile(re.escape(f".{path.name}.{_TAG}-") + r"(\d+)-[^/]*\.(?:tmp|old)")
+    removed = []
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return []
+    for entry in entries:
+        match = pattern.fullmatch(entry.name)
+        if match is None or _alive(int(match.group(1))):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        removed.append(entry)
+    return removed
+
+
+def umask() -> int:
+    """The process's umask, read without changing it where the system allows."""
+    with contextlib.suppress(OSError, ValueError):
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    mask = os.umask(0o022)  # elsewhere: read it by setting it, and put it back at once
+    os.umask(mask)
+    return mask
+
+
+def _prefix(path: Path) -> str:
+    return f".{path.name}.{_TAG}-{os.getpid()}-"
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # a process of another user, or a system that cannot tell: leave it alone
+    return True
+
+
+def _make_parent(path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"cannot create the folder {str(path.parent)!r} for {str(path)!r}: {_reason(exc)}") from exc
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc) or type(exc).__name__

@@ -166,9 +166,9 @@ def fit_bins(values, *, numeric: bool) -> Bins:
             pass
         return Bins(values=distinct)
     numbers = np.asarray(values, dtype=np.float64).reshape(-1)
-    present = np.sort(numbers[~np.isnan(numbers)])
+    present = np.sort(numbers[np.isfinite(numbers)])  # infinite values (never in a typed column) go to the end bins
     if present.size == 0:
-        return Bins(values=pd.Index([], dtype=np.float64))
+        return Bins(values=pd.Index(np.unique(numbers[~np.isnan(numbers)]), dtype=np.float64))
     distinct = np.unique(present)
     low, high = float(present[0]), float(present[-1])
     if few_values(len(distinct), len(present)) or len(distinct) == 1:

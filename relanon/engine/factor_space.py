@@ -482,7 +482,8 @@ class FactorSpace(BaseEstimator):
         columns multiplied by ``sqrt(w)``, hence its share of the total inertia multiplied by ``w``.
     random_state : int, numpy.random.Generator or None
         Only used above ``DENSE_LIMIT`` coded columns (start vector of the Lanczos iterations);
-        below, the covariance matrix is decomposed exactly.
+        below, the covariance matrix is decomposed exactly. ``None`` uses a fixed start vector:
+        the same data always give the same axes.
     name : str
         The table's name, used in error messages.
 
@@ -674,7 +675,9 @@ class FactorSpace(BaseEstimator):
             eigenvalues, vectors = scipy.linalg.eigh(coded.covariance())
             eigenvalues, vectors = eigenvalues[::-1][:wanted], vectors[:, ::-1][:, :wanted]
         else:
-            eigenvalues, vectors = _lanczos(coded, wanted, np.random.default_rng(self.random_state))
+            # no seed given: a fixed start vector all the same, so that the same data give the same axes
+            seed = 0 if self.random_state is None else self.random_state
+            eigenvalues, vectors = _lanczos(coded, wanted, np.random.default_rng(seed))
         keep = eigenvalues > _RANK_TOL * max(float(eigenvalues[0]), 1.0)
         return eigenvalues[keep], _fix_signs(vectors[:, keep])
 

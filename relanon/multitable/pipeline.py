@@ -6,6 +6,7 @@ For each table, in the order of :func:`relanon.schema.graph.topological_order`:
    through the foreign key (prefixed ``<fk column>::``), plus, for each child link that uses
    ``linear_sum``, the number of children of each row (``count::<child>::<fk column>``), plus, for a
    foreign key holding missing values, whether the row has a parent (``<fk column>::present``).
+   These internal names never replace a user column (see :func:`enrichment_names`).
 2. *Avatarization* of the enriched table with the table's own ``k`` and ``ncp``.
 3. *Matching* of each parent link, in a factor space fitted on the parent's original columns, where
    the released parents and the avatar children's broadcast part are placed.
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from relanon.common.errors import DataError, Problem
+from relanon.common.errors import DataError, ParameterError, Problem
 from relanon.common.progress import as_progress
 from relanon.engine.deassociate import anatomize, bucketize
 from relanon.multitable import linking
@@ -76,6 +77,7 @@ class TableRelease:
     k: int | None = None
     ncp: int | None = None
     companion: pd.DataFrame | None = None  # the sensitive table of an anatomized table
+    internal_names: dict = field(default_factory=dict)  # of the enriched tables (see enrichment_names)
 
 
 @dataclass
@@ -209,7 +211,12 @@ def _table_seeds(schema: Schema, random_state) -> dict[str, np.random.SeedSequen
     elif isinstance(random_state, np.random.SeedSequence):
         entropy = random_state.entropy
     else:
-        entropy = np.random.SeedSequence(random_state).entropy
+        try:
+            entropy = np.random.SeedSequence(random_state).entropy
+        except (TypeError, ValueError):
+            raise ParameterError(
+                f"random_state must be a whole number >= 0, a numpy Generator or None, got {random_state!r}"
+            ) from None
     return {
         name: np.random.SeedSequence(entropy, spawn_key=(zlib.crc32(name.encode("utf-8")),))
         for name in schema.tables
@@ -228,16 +235,32 @@ def resolved_k(table: Table, n_rows: int) -> int:
     return k
 
 
-def broadcast_name(fk_column: str, column: str) -> str:
-    return f"{fk_column}::{column}"
+# --------------------------------------------------------------------------- enrichment names
 
 
-def presence_name(fk_column: str) -> str:
-    return f"{fk_column}::present"
+def enrichment_names(schema: Schema, name: str) -> dict[tuple[str, ...], str]:
+    """The internal columns of ``name``'s enriched table, each with a name no user column has.
 
-
-def count_name(link: Link) -> str:
-    return f"count::{link.child}::{link.column}"
+    Keys are ``("parent", fk column, parent column)``, ``("present", fk column)`` and
+    ``("count", child, fk column)``; names are ``<fk column>::<column>``, ``<fk column>::present`` and
+    ``count::<child>::<fk column>``, prefixed with ``_`` as often as needed to differ from every
+    column of the table and from each other (a user column named ``person_id::age`` is never
+    overwritten, nor is a parent column named ``present``).
+    """
+    wanted = []
+    for link in parent_links(schema, name):
+        wanted += [(("parent", link.column, c.name), f"{link.column}::{c.name}") for c in schema[link.parent].released_columns]
+        wanted.append((("present", link.column), f"{link.column}::present"))
+    wanted += [(("count", link.child, link.column), f"count::{link.child}::{link.column}")
+               for link in child_links(schema, name)]
+    taken = set(schema[name].all_columns) | set(schema[name].column_names)
+    names = {}
+    for key, candidate in wanted:
+        while candidate in taken:
+            candidate = "_" + candidate
+        taken.add(candidate)
+        names[key] = candidate
+    return names
 
 
 def enrich(schema: Schema, name: str, original: dict, released: dict | None = None):
@@ -245,9 +268,11 @@ def enrich(schema: Schema, name: str, original: dict, released: dict | None = No
 
     Returns ``(frame, types, weights)``; ``released`` (table name -> released column names) limits
     the broadcast to what each parent releases (an anatomized parent keeps its sensitive column out).
+    Internal columns are named by :func:`enrichment_names`.
     """
     table = schema[name]
     frame = original[name]
+    internal = enrichment_names(schema, name)
     parts = {c.name: frame[c.name] for c in table.released_columns}
     types = {c.name: c.type for c in table.released_columns}
     weights = {c.name: c.weight for c in table.released_columns}
@@ -259,18 +284,18 @@ def enrich(schema: Schema, name: str, original: dict, released: dict | None = No
         for column in parent.released_columns:
             if allowed is not None and column.name not in allowed:
                 continue
-            target = broadcast_name(link.column, column.name)
+            target = internal[("parent", link.column, column.name)]
             parts[target] = parent_frame[column.name].reindex(keys.to_numpy()).set_axis(frame.index)
             types[target], weights[target] = column.type, column.weight
         if keys.isna().any():
-            target = presence_name(link.column)
+            target = internal[("present", link.column)]
             parts[target] = keys.notna().to_numpy()
             types[target], weights[target] = "boolean", 1.0
     for link in child_links(schema, name):
         if link.method != "linear_sum":
             continue
         counts = original[link.child][link.column].value_counts()
-        target = count_name(link)
+        target = internal[("count", link.child, link.column)]
         parts[target] = counts.reindex(frame[table.primary_key].to_numpy(), fill_value=0).to_numpy().astype("int64")
         types[target], weights[target] = "integer", 1.0
     enriched = pd.DataFrame(parts, index=frame.index).reset_index(drop=True)
@@ -323,6 +348,7 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
 
     frame = original[table.name]
     enriched, types, weights = enrich(schema, table.name, original, released)
+    internal = enrichment_names(schema, table.name)
     n = len(frame)
     k = ncp = None
     with report.step(f"{table.name}: avatarize") as step:
@@ -332,7 +358,7 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
             step.detail = "nothing to avatarize: rows only shuffled" if n else "empty table"
         else:
             k = resolved_k(table, n)
-            counts = [c for c in enriched.columns if c.startswith("count::")]
+            counts = [name for key, name in internal.items() if key[0] == "count" and name in enriched.columns]
             result = avatarize(
                 enriched, types, k=k, ncp=table.anonymize.ncp, weights=weights, random_state=rng_avatar,
                 name=table.name, drawn=counts,
@@ -352,7 +378,8 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
         elif column in output:
             released[column] = avatars[column]
     return TableRelease(
-        table.name, "avatar", released, pairing, enriched_original=enriched, enriched_avatars=avatars, k=k, ncp=ncp
+        table.name, "avatar", released, pairing, enriched_original=enriched, enriched_avatars=avatars, k=k, ncp=ncp,
+        internal_names=internal,
     )
 
 
@@ -455,8 +482,9 @@ def _released_row_of_original(release: TableRelease, n_original: int) -> np.ndar
 
 
 def _has_parent(link: Link, original: dict, child: TableRelease) -> np.ndarray:
-    if child.enriched_avatars is not None and presence_name(link.column) in child.enriched_avatars:
-        return child.enriched_avatars[presence_name(link.column)].to_numpy(dtype=bool)
+    present = child.internal_names.get(("present", link.column))
+    if child.enriched_avatars is not None and present in child.enriched_avatars:
+        return child.enriched_avatars[present].to_numpy(dtype=bool)
     fk = original[link.child][link.column].to_numpy()[child.original_position]
     return pd.notna(fk)
 
@@ -466,7 +494,7 @@ def _match(schema, link: Link, original, child: TableRelease, parent: TableRelea
     parent_table = schema[link.parent]
     columns = {c.name: c.type for c in parent_table.released_columns if c.name in parent.frame.columns}
     children = _child_side(link, original, child, parent_table, columns)[has_parent]
-    parent_coords, child_coords = _coordinates(parent_table, original[link.parent], parent.frame, children, columns)
+    parent_coords, child_coords = _coordinates(parent_table, original[link.parent], parent.frame, children, columns, rng)
     n_children = int(has_parent.sum())
     if link.method == "minimum_distance":
         if parent_coords.shape[1] == 0:
@@ -483,26 +511,29 @@ def _child_side(link: Link, original, child: TableRelease, parent_table: Table, 
     """The parent's columns as the released child rows see them (avatarized broadcast, or original)."""
     if child.enriched_avatars is not None:
         source = child.enriched_avatars
-        return pd.DataFrame({c: source[broadcast_name(link.column, c)] for c in columns}, index=source.index)
+        names = child.internal_names
+        return pd.DataFrame({c: source[names[("parent", link.column, c)]] for c in columns}, index=source.index)
     # a child released with its original rows: the parent's values through its original foreign key
     parent_frame = original[link.parent].set_index(parent_table.primary_key)
     keys = original[link.child][link.column].to_numpy()[child.original_position]
     return pd.DataFrame({c: parent_frame[c].reindex(keys).reset_index(drop=True) for c in columns})
 
 
-def _coordinates(parent_table: Table, parent_original, parent_released, children, columns):
+def _coordinates(parent_table: Table, parent_original, parent_released, children, columns, rng):
     from relanon.engine.factor_space import FactorSpace
 
     if not columns:
         return np.empty((len(parent_released), 0)), np.empty((len(children), 0))
     weights = {c.name: c.weight for c in parent_table.released_columns if c.name in columns}
-    space = FactorSpace(columns, weights=weights).fit(parent_original[list(columns)])
+    # seeded: above DENSE_LIMIT coded columns (a parent with a high-cardinality column) the axes come
+    # from Lanczos iterations whose start vector would otherwise change the links on every run
+    space = FactorSpace(columns, weights=weights, random_state=rng).fit(parent_original[list(columns)])
     return space.transform(parent_released[list(columns)]), space.transform(children[list(columns)])
 
 
 def _expected_counts(link: Link, original, parent: TableRelease, parent_table: Table) -> np.ndarray:
     """Children expected per released parent row: avatarized for avatar parents, true otherwise."""
-    name = count_name(link)
+    name = parent.internal_names.get(("count", link.child, link.column))
     if parent.enriched_avatars is not None and name in parent.enriched_avatars:
         return parent.enriched_avatars[name].to_numpy(dtype=float)
     counts = original[link.child][link.column].value_counts()

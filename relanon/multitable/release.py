@@ -64,7 +64,7 @@ def release_files(result) -> dict[str, str]:
     return files
 
 
-def write_release(result, location, *, format=None, inputs=()) -> Path:
+def write_release(result, location, *, format=None, inputs=(), overwrite: bool = False) -> Path:
     """Write the anonymized database and its notes to ``location``, atomically.
 
     Parameters
@@ -77,9 +77,13 @@ def write_release(result, location, *, format=None, inputs=()) -> Path:
         Default: detected from ``location``.
     inputs : iterable of paths
         Where the original data came from; writing over it is refused.
+    overwrite : bool, default False
+        Replace what exists at ``location`` even when it is not a release relanon wrote (a
+        folder is replaced whole; in a SQLite file only the release's tables are replaced).
     """
     schema = release_schema(result)
     # a companion table (anatomization) is stored under its table's source name + "_sensitive"
     sources = {companion_name(t): f"{t.source_name}_sensitive" for t in schema if t.anonymize.method == "anatomize"}
     tables = {sources.get(name, name): frame for name, frame in result.tables.items()}
-    return write_database(tables, location, schema, format=format, inputs=inputs, files=release_files(result))
+    return write_database(tables, location, schema, format=format, inputs=inputs, files=release_files(result),
+                          overwrite=overwrite)

@@ -66,7 +66,7 @@ def standalone(schema: Schema, database, table: str, columns=None) -> View:
 def to_top_enriched(schema: Schema, database, link: Link, columns=None, *, numeric: str = "mean") -> View:
     """The parent table of ``link`` plus aggregates of its children."""
     frame, types = _own(schema, database, link.parent, columns)
-    aggregates, aggregate_types = child_aggregates(schema, database, link, columns, numeric=numeric)
+    aggregates, aggregate_types = _apart(*child_aggregates(schema, database, link, columns, numeric=numeric), frame)
     enriched = pd.concat([frame, aggregates.set_axis(frame.index)], axis=1)
     via = _via(schema, link)
     return View(TO_TOP_ENRICHED, link.parent, link.child, link, via,
@@ -87,8 +87,9 @@ def to_bottom_propagated(schema: Schema, database, link: Link, columns=None) -> 
         f"{prefix}.{c}": pd.api.extensions.take(parent_frame[c].array, positions, allow_fill=True)
         for c in parent_frame.columns
     }
-    enriched = pd.concat([frame, pd.DataFrame(broadcast, index=frame.index)], axis=1)
     propagated_types = {f"{prefix}.{c}": t for c, t in parent_types.items()}
+    broadcast, propagated_types = _apart(pd.DataFrame(broadcast, index=frame.index), propagated_types, frame)
+    enriched = pd.concat([frame, broadcast], axis=1)
     return View(TO_BOTTOM_PROPAGATED, link.child, link.parent, link, via,
                 _name(TO_BOTTOM_PROPAGATED, link.child, link.parent, via), enriched, {**types, **propagated_types})
 
@@ -170,6 +171,21 @@ def _group_mode(values: pd.Series, positions: np.ndarray, n_parents: int) -> pd.
 def _is_numeric(values: pd.Series) -> bool:
     numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
     return numeric or pd.api.types.is_datetime64_any_dtype(values)
+
+
+def _apart(added: pd.DataFrame, types: dict, frame: pd.DataFrame):
+    """``added`` renamed (``_`` prefixed as often as needed) so that no name equals a column of ``frame``:
+    a user column named ``visits.count`` is never mixed up with the count of visits."""
+    taken, names = set(frame.columns), {}
+    for column in added.columns:
+        name = column
+        while name in taken:
+            name = "_" + name
+        taken.add(name)
+        names[column] = name
+    if all(k == v for k, v in names.items()):
+        return added, types
+    return added.rename(columns=names), {names.get(c, c): t for c, t in types.items()}
 
 
 def _own(schema: Schema, database, table: str, columns=None):

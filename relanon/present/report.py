@@ -30,13 +30,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from relanon.common.atomic import atomic_directory, refuse_overwriting_input
-from relanon.common.errors import ParameterError, RelanonError, StorageError
+from relanon.common.atomic import atomic_directory
+from relanon.common.errors import ParameterError, RelanonError
 from relanon.engine.factor_space import NUMERIC_KINDS, FactorSpace, numeric_values
 from relanon.metrics.scenarios import Evaluation, children_per_parent, similarity_passed
 from relanon.metrics.signal import column_bins, column_values
 from relanon.multitable.views import STANDALONE
 from relanon.schema.graph import all_links
+from relanon.stores.outputs import FolderOutput, check_outputs, only_entries
 
 REPORT_FILE = "report.html"
 METRICS_FILE = "metrics.json"
@@ -145,7 +146,7 @@ def render_html(evaluation) -> str:
     )
 
 
-def write_report(evaluation, folder, *, inputs=()) -> Path:
+def write_report(evaluation, folder, *, inputs=(), overwrite: bool = False, files=None) -> Path:
     """Write ``report.html`` and ``metrics.json`` into ``folder``, atomically.
 
     Parameters
@@ -154,9 +155,13 @@ def write_report(evaluation, folder, *, inputs=()) -> Path:
         What :func:`relanon.metrics.scenarios.evaluate` returned.
     folder : str or Path
         The report's folder. It is created, or replaced whole when it holds nothing but a
-        previous report; a folder holding other files is refused.
+        previous report; a folder holding other files is refused unless ``overwrite``.
     inputs : iterable of paths
         Where the data came from: writing over or inside them is refused.
+    overwrite : bool, default False
+        Replace the folder whole even when it holds other files.
+    files : mapping of str to str, optional
+        The report's files as :func:`render_report` made them (rendered again when not given).
 
     Returns
     -------
@@ -179,26 +184,24 @@ def write_report(evaluation, folder, *, inputs=()) -> Path:
     ['metrics.json', 'report.html']
     """
     folder = Path(folder)
-    refuse_overwriting_input(folder, *inputs)
-    _refuse_replacing_other_files(folder)
-    page = render_html(evaluation)
-    metrics = evaluation.to_json()
+    check_outputs([report_output(folder, overwrite=overwrite)], inputs)
+    files = render_report(evaluation) if files is None else files
     with atomic_directory(folder) as tmp:
-        (tmp / REPORT_FILE).write_text(page, encoding="utf-8")
-        (tmp / METRICS_FILE).write_text(metrics, encoding="utf-8")
+        for name, text in files.items():
+            (tmp / name).write_text(text, encoding="utf-8")
     return folder / REPORT_FILE
 
 
-def _refuse_replacing_other_files(folder: Path) -> None:
-    if not folder.is_dir():
-        return
-    others = sorted(p.name for p in folder.iterdir() if p.name not in (REPORT_FILE, METRICS_FILE))
-    if others:
-        shown = ", ".join(repr(n) for n in others[:5]) + (f", ... ({len(others) - 5} more)" if len(others) > 5 else "")
-        raise StorageError(
-            f"the report folder {str(folder)!r} already holds other files ({shown}) and writing the report "
-            "would replace it whole; choose a new or empty folder"
-        )
+def render_report(evaluation) -> dict[str, str]:
+    """The report's files (file name -> text), rendered in memory: nothing is written."""
+    return {REPORT_FILE: render_html(evaluation), METRICS_FILE: evaluation.to_json()}
+
+
+def report_output(folder, *, flag: str | None = None, overwrite: bool = False) -> FolderOutput:
+    """The report folder as an output location: relanon's own when it holds only a report's files."""
+    return FolderOutput(folder, own_entries=only_entries(REPORT_FILE, METRICS_FILE),
+                        own="a report folder it made (report.html and metrics.json alone)",
+                        what="the report", flag=flag, overwrite=overwrite)
 
 
 # --------------------------------------------------------------------------- text sections
@@ -526,7 +529,9 @@ def _pictures_section(evaluation) -> str:
                 "installs it; the figures above are complete without it.</p></section>")
     parts = [head, ('<p>Original in blue, anonymized in orange. Shares are of all rows, missing values '
              "included.</p>")]
-    with matplotlib.style.context("default"):  # the user's style must not change the picture bytes
+    # the user's style must not change the picture bytes; text from the data ($x^$, a column
+    # named "$\\foo{x}$") is drawn as it is, never read as mathtext or TeX markup
+    with matplotlib.style.context("default"), matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
         for table in evaluation.schema:
             parts.append(_table_pictures(evaluation, table))
         parts.append(_link_pictures(evaluation))
@@ -714,6 +719,10 @@ def _draw_histogram(axes, s: _Shares, kind: str) -> None:
         locator = mdates.AutoDateLocator()
         axes.xaxis.set_major_locator(locator)
         axes.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    elif np.abs(edges).max() > 1e300:
+        # matplotlib cannot place ticks on a span that overflows (values of +-1e308): draw in units of 1e300
+        edges = edges / 1e300
+        axes.set_xlabel("value / 1e300", fontsize=8)
     widths = np.diff(edges)
     span = float(edges[-1] - edges[0])
     widths = np.maximum(widths, span / 1000 if span > 0 else 1.0)  # a bin of one tied value still shows

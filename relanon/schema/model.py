@@ -41,6 +41,7 @@ LINK_METHODS = ("linear_sum", "minimum_distance", "original_order")
 METHODS = ("avatar", "keep", "anatomize", "bucketize")
 DEFAULT_K = {"avatar": 10, "bucketize": 5}
 FORMAT_VERSION = 1
+MAX_WEIGHT = 1_000_000.0
 
 
 @dataclass(frozen=True)
@@ -283,25 +284,83 @@ def _read_source(source) -> str:
     if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and len(source) < 4096):
         path = Path(source)
         if path.is_file():
-            return path.read_text(encoding="utf-8")
+            try:
+                return path.read_text(encoding="utf-8")
+            except UnicodeDecodeError as exc:
+                problem = f"{str(path)!r} is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8"
+            except OSError as exc:
+                problem = f"cannot read {str(path)!r}: {exc.strerror or exc}"
+            raise SchemaError("cannot read the schema", [Problem(problem)])
         if isinstance(source, Path) or path.suffix.lower() in (".yaml", ".yml", ".json"):
             raise SchemaError("cannot read the schema", [Problem(f"no schema file at {str(path)!r}")])
     return str(source)
 
 
+MAX_ALIAS_EXPANSION = 10_000
+"""Values that YAML aliases (``*name``) may add to a schema once expanded: a schema never needs more,
+and a file of a few hundred bytes with nested aliases (a "billion laughs") would expand to billions."""
+
+
 def _parse_text(text: str) -> tuple[object, list[Problem]]:
-    """Parse YAML (JSON is YAML) and report keys declared twice, which PyYAML would silently merge."""
+    """Parse YAML (JSON is YAML) and report keys declared twice, which PyYAML would silently merge.
+
+    Aliases that expand beyond :data:`MAX_ALIAS_EXPANSION` values, or refer to themselves, are
+    refused before anything walks the document.
+    """
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
+        _check_aliases(root)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise SchemaError("the schema file cannot be parsed", [Problem(f"invalid YAML/JSON: {exc}")]) from None
+    except RecursionError:
+        raise SchemaError("the schema file cannot be parsed",
+                          [Problem("the document is nested too deeply; a schema has a few levels")]) from None
     if not isinstance(data, Mapping):
         raise SchemaError(
             "the schema file cannot be parsed",
             [Problem("the schema must be a mapping with 'relanon: 1' and 'tables'")],
         )
     return data, list(_duplicate_keys(root, ()))
+
+
+def _check_aliases(root) -> None:
+    """Count the values of the document as if its aliases were expanded (each node once, in linear time)."""
+    if root is None:
+        return
+    sizes: dict[int, int] = {}
+    distinct = 0
+    open_nodes: set[int] = set()
+    stack = [(root, False)]
+    while stack:
+        node, closing = stack.pop()
+        key = id(node)
+        children = _child_nodes(node)
+        if closing:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in children)
+            continue
+        if key in sizes:
+            continue
+        if key in open_nodes:
+            raise SchemaError("the schema file cannot be parsed", [Problem(
+                "a YAML alias refers to the value that contains it (a structure without end); remove it")])
+        open_nodes.add(key)
+        distinct += 1
+        stack.append((node, True))
+        stack += [(child, False) for child in children if id(child) not in sizes]
+    if sizes[id(root)] > distinct + MAX_ALIAS_EXPANSION:
+        raise SchemaError("the schema file cannot be parsed", [Problem(
+            f"its YAML aliases (*name) expand to {sizes[id(root)]:,} values, more than the "
+            f"{MAX_ALIAS_EXPANSION:,} extra values allowed; write the repeated parts out instead")])
+
+
+def _child_nodes(node) -> list:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 def _duplicate_keys(node, path):
@@ -373,7 +432,8 @@ def _explain(error) -> Problem:
                        table, column)
     if path == ("relanon",):
         return Problem(f"this relanon reads schema format 1; the file says relanon: {instance!r}")
-    return Problem(prefix + error.message, table, column)
+    message = error.message if len(error.message) <= 300 else error.message[:300] + "..."
+    return Problem(prefix + message, table, column)
 
 
 def _bad_column_message(instance) -> str:
@@ -497,7 +557,12 @@ def structure_problems(schema: Schema) -> list[Problem]:
 
 
 def _key_problems(table: Table) -> list[Problem]:
-    problems = []
+    problems = [
+        Problem(f"weight must be a finite number between 0 and {MAX_WEIGHT:,.0f}, got {c.weight!r}; "
+                "1 counts the column as any other", table.name, c.name)
+        for c in table.columns
+        if not (0 < c.weight <= MAX_WEIGHT)  # False for NaN too
+    ]
     declared = set(table.column_names)
     if table.primary_key in declared:
         problems.append(

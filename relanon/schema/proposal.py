@@ -11,7 +11,9 @@ choice a person should confirm:
   table's key values (a near miss, with orphan values, is reported with their count);
 - column types from the values: floats -> continuous, whole numbers -> integer unless they look
   like codes, 0/1 and yes/no -> boolean, dates (also as text) -> datetime, text -> categorical,
-  text unique on nearly every row -> drop (a likely direct identifier);
+  direct identifiers -> drop with a REVIEW note saying why (names, e-mail addresses, phone numbers,
+  street addresses, national ids, URLs, free text, text unique on nearly every row: see
+  :mod:`relanon.schema.identifiers`); releasing one takes a deliberate change of its type;
 - ``individual: true`` for tables whose rows look like people;
 - ``anonymize: {method: keep}`` for tables too small to avatarize.
 """
@@ -30,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.errors import DataError, ParameterError, Problem, format_examples
+from relanon.schema.identifiers import identifier_by_name, identifier_by_values
 from relanon.schema.model import Anonymization, Column, ForeignKey, Schema, Table, load_schema
 
 ID_WORDS = ("id", "key", "uuid", "guid", "pk")
@@ -42,8 +45,6 @@ PEOPLE_WORDS = (
     "passenger", "voter", "applicant", "candidate", "donor", "volunteer", "player", "athlete", "guest",
     "individual", "contact", "author", "child", "adult", "inmate", "driver", "tenant", "buyer", "seller",
 )  # fmt: skip
-IDENTIFYING_WORDS = ("name", "email", "mail", "phone", "address", "ssn", "passport", "iban")
-"""Text columns so named and unique on nearly every row are dropped, even in small tables."""
 PERSONAL_COLUMN_WORDS = (
     "first_name", "firstname", "last_name", "lastname", "full_name", "fullname", "surname",
     "given_name", "birth_date", "birthdate", "date_of_birth", "dob", "birth_year", "gender", "sex",
@@ -501,6 +502,9 @@ def _numeric_type(snake: str, present: pd.Series, n_rows: int, note) -> tuple[st
     distinct = present.nunique()
     if set(present.unique().tolist()) <= {0, 1}:
         return "boolean", note(f"{whole}, only 0 and 1: a yes/no flag", review=distinct == 1)
+    kind = identifier_by_name(snake, numbers=True)
+    if kind is not None:
+        return "drop", _identifier_note(note, f"named like {kind} ({snake})")
     if _words(snake) & set(CODE_WORDS):
         return "categorical", note(f"{whole}, but the name says they are codes ({snake})")
     if _id_like(snake):
@@ -525,19 +529,29 @@ def _text_type(snake: str, present: pd.Series, note) -> tuple[str, Note]:
     if dates is not None:
         return "datetime", note(dates, review="check" in dates)
     distinct = len(uniques)
-    named = bool(_words(snake) & set(IDENTIFYING_WORDS))
-    if (len(present) > 10 or (named and len(present) >= 3)) and distinct >= NEARLY_UNIQUE * len(present):
-        return "drop", note(
-            f"text unique on nearly every row ({distinct:,} distinct of {len(present):,}): a likely direct "
-            "identifier or free text, dropped",
-            review=True,
-        )
+    by_name, by_values = identifier_by_name(snake), identifier_by_values(present)
+    if by_values is not None:
+        return "drop", _identifier_note(note, f"the values are {by_values}")
+    if by_name is not None:
+        return "drop", _identifier_note(note, f"named like {by_name} ({snake}); {_distinct(distinct)}")
+    if len(present) > 10 and distinct >= NEARLY_UNIQUE * len(present):
+        return "drop", _identifier_note(
+            note, f"text unique on nearly every row ({distinct:,} distinct of {len(present):,})")
     if distinct > 50 and distinct > 0.5 * len(present):
-        return "categorical", note(f"text with many distinct values ({distinct:,}): consider drop", review=True)
+        return "drop", _identifier_note(
+            note, f"text with many distinct values ({distinct:,} of {len(present):,} rows), which single people out")
     message = "text"
     if bool(uniques.str.fullmatch(r"0\d+").any()):
         message = "codes with leading zeros, kept as text"
     return "categorical", note(f"{message}, {_distinct(distinct)}")
+
+
+def _identifier_note(note, why: str) -> Note:
+    return note(
+        f"a likely direct identifier: {why}. Dropped: it is never released unless you change its type "
+        "(categorical) knowing that it names people",
+        review=True,
+    )
 
 
 def _date_reading(uniques: pd.Series) -> str | None:

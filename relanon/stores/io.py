@@ -33,19 +33,26 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from relanon.common.atomic import (
-    atomic_directory,
-    atomic_file,
-    refuse_overwriting_input,
-    write_text_atomically,
-)
+from relanon.common.atomic import atomic_directory, atomic_file, write_text_atomically
 from relanon.common.errors import DataError, ParameterError, Problem, StorageError
 from relanon.schema.model import Schema
 from relanon.schema.shapes import companion_name
 from relanon.schema.validation import MISSING_MARKERS, closest_name, coerce_database
+from relanon.stores.outputs import (
+    FILES_TABLE,
+    NOTES_FILE,
+    RELEASE_FILES,
+    SQLITE_HEADER,
+    SQLITE_SUFFIXES,
+    check_outputs,
+    output_for_database,
+    starts_like_sqlite,
+)
 
 __all__ = [
+    "FILES_TABLE",
     "FORMATS",
+    "RELEASE_FILES",
     "detect_format",
     "read_database",
     "read_tables",
@@ -54,11 +61,9 @@ __all__ = [
 ]
 
 FORMATS = ("csv", "parquet", "sqlite", "sql")
-_SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
-_SQLITE_HEADER = b"SQLite format 3\x00"
+_SQLITE_SUFFIXES = SQLITE_SUFFIXES
+_SQLITE_HEADER = SQLITE_HEADER
 _FOLDER_SUFFIX = {"csv": ".csv", "parquet": ".parquet"}
-FILES_TABLE = "relanon_files"  # notes stored with a database in SQL (folders hold them as files)
-RELEASE_FILES = ("schema.yaml", "release.json", "WARNING-SENSITIVE-CHOICES.txt")  # notes relanon writes
 _SEPARATORS = (",", ";", "\t", "|")
 _TEXT_STORAGE = ("csv", "sqlite", "sql")
 _STR_DTYPES = {pa.string(): pd.StringDtype("pyarrow", na_value=np.nan)}
@@ -90,7 +95,7 @@ def detect_format(location) -> str:
     if _is_url(location):
         return "sql"
     path = Path(location)
-    if path.suffix.lower() in _SQLITE_SUFFIXES or (path.is_file() and _starts_like_sqlite(path)):
+    if path.suffix.lower() in _SQLITE_SUFFIXES or (path.is_file() and starts_like_sqlite(path)):
         return "sqlite"
     if path.is_file():
         raise StorageError(
@@ -197,7 +202,7 @@ def read_database(location, schema: Schema, *, format=None) -> dict[str, pd.Data
 
 
 def write_database(database, location, schema: Schema | None = None, *, format=None, inputs=(),
-                   files=None) -> Path | str:
+                   files=None, overwrite: bool = False) -> Path | str:
     """Write every table of ``database`` to ``location``, atomically.
 
     Parameters
@@ -216,8 +221,12 @@ def write_database(database, location, schema: Schema | None = None, *, format=N
         Locations the data came from: writing over or inside them is refused.
     files : mapping of str to str, optional
         Text files that belong with the database (release notes, its schema), written in the same
-        atomic step: inside the folder for CSV and Parquet, as rows of a ``relanon_files`` table
-        (``name``, ``content``) in a SQL database.
+        atomic step: inside the folder for CSV and Parquet (``release.json`` last), as rows of a
+        ``relanon_files`` table (``name``, ``content``) in a SQL database.
+    overwrite : bool, default False
+        Replace what exists at ``location`` even when relanon did not write it (see
+        :mod:`relanon.stores.outputs`): a folder is replaced whole; in an existing SQLite file only
+        the tables written here are replaced, in one transaction, and its other tables are kept.
 
     Returns
     -------
@@ -227,8 +236,8 @@ def write_database(database, location, schema: Schema | None = None, *, format=N
     Raises
     ------
     StorageError
-        When the output would overwrite an input, when an existing folder at ``location`` holds
-        anything but database files, or when writing fails (nothing is left half-written).
+        When the output would overwrite an input, when something relanon did not write exists at
+        ``location`` (without ``overwrite``), or when writing fails (nothing is left half-written).
 
     Examples
     --------
@@ -249,11 +258,9 @@ def write_database(database, location, schema: Schema | None = None, *, format=N
         if FILES_TABLE in tables:
             raise StorageError(f"a table is named {FILES_TABLE!r}, which relanon uses for its notes; rename it")
         tables[FILES_TABLE] = pd.DataFrame({"name": list(files), "content": list(files.values())})
+    check_outputs([output_for_database(location, fmt, overwrite=overwrite)], inputs)
     if fmt == "sql":
-        if any(str(i) == str(location) for i in inputs):
-            raise StorageError(f"refusing to write to {_shown(location)}: it is the input; choose another database")
         return _write_sql(tables, str(location))
-    refuse_overwriting_input(location, *[i for i in inputs if not _is_url(i)])
     path = Path(location)
     if fmt == "sqlite":
         _write_sqlite(tables, path)
@@ -326,15 +333,24 @@ class _SqliteFile(_Store):
         path = Path(location)
         if not path.is_file():
             raise StorageError(f"no SQLite file at {str(path)!r}")
-        if not _starts_like_sqlite(path):
+        if not starts_like_sqlite(path):
             raise StorageError(f"{str(path)!r} is not a SQLite database file")
         # read-only: reading must never change the input, not even its journal
-        self.connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            self.connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot open the SQLite file {str(path)!r}: {_reason(exc)}") from None
 
     def names(self) -> list[str]:
-        rows = self.connection.execute(
-            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
-        )
+        try:
+            rows = self.connection.execute(
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise StorageError(
+                f"cannot read the SQLite file {str(self.location)!r}: {_reason(exc)}; repair it (sqlite3 "
+                "'.recover') or export the tables again"
+            ) from None
         return sorted(row[0] for row in rows if row[0] != FILES_TABLE)
 
     def read(self, name: str, *, typed: bool) -> pd.DataFrame:
@@ -495,10 +511,7 @@ def _write_folder(tables: dict[str, pd.DataFrame], path: Path, fmt: str, files: 
     clashes = sorted(set(files) & {f"{name}{suffix}" for name in tables})
     if clashes or any(Path(name).name != name or name.startswith(".") for name in files):
         raise StorageError(f"cannot write the notes {sorted(files)} beside the tables; rename them")
-    _refuse_replacing_foreign_folder(path, suffix, set(files))
     with atomic_directory(path) as tmp:
-        for name, text in files.items():
-            (tmp / name).write_text(text, encoding="utf-8")
         for name, frame in tables.items():
             target = tmp / f"{name}{suffix}"
             try:
@@ -508,39 +521,68 @@ def _write_folder(tables: dict[str, pd.DataFrame], path: Path, fmt: str, files: 
                     _as_csv_text(frame).to_csv(target, index=False, encoding="utf-8", lineterminator="\n")
             except (ValueError, TypeError, OSError) as exc:
                 raise StorageError(f"cannot write table {name!r} as {fmt.upper()}: {_reason(exc)}") from exc
-
-
-def _refuse_replacing_foreign_folder(path: Path, suffix: str, notes=frozenset()) -> None:
-    """An existing output folder is replaced whole: only when it holds nothing but database files."""
-    if not path.is_dir():
-        return
-    known = set(notes) | set(RELEASE_FILES)
-    others = sorted(
-        p.name for p in path.iterdir() if not (p.is_file() and (p.suffix.lower() == suffix or p.name in known))
-    )
-    if others:
-        shown = ", ".join(repr(n) for n in others[:5]) + (f", ... ({len(others) - 5} more)" if len(others) > 5 else "")
-        raise StorageError(
-            f"the output folder {str(path)!r} already holds other things than {suffix} files ({shown}) "
-            "and writing would replace it whole; choose a new or empty folder"
-        )
+        # the notes last, release.json the very last: a folder holding it is complete
+        for name in sorted(files, key=lambda n: n == NOTES_FILE):
+            try:
+                (tmp / name).write_text(files[name], encoding="utf-8")
+            except OSError as exc:
+                raise StorageError(f"cannot write {name!r} in {str(path)!r}: {_reason(exc)}") from exc
 
 
 def _write_sqlite(tables: dict[str, pd.DataFrame], path: Path) -> None:
-    if path.is_dir():
-        raise StorageError(f"{str(path)!r} is a folder; give a file name such as {str(path / 'release.sqlite')!r}")
-    if path.is_file() and path.stat().st_size and not _starts_like_sqlite(path):
-        raise StorageError(f"{str(path)!r} exists and is not a SQLite database; choose another output file")
+    """A new SQLite file is written under a temporary name and renamed; in an existing one (the
+    output check allowed it: ``overwrite``) only these tables are replaced, in one transaction."""
+    if path.is_file() and path.stat().st_size:
+        _fill_sqlite(path, tables, replace=True)
+        return
     with atomic_file(path) as tmp:
-        connection = sqlite3.connect(tmp)
+        _fill_sqlite(tmp, tables, replace=False)
+
+
+def _fill_sqlite(path: Path, tables: dict[str, pd.DataFrame], *, replace: bool) -> None:
+    connection = sqlite3.connect(path, isolation_level=None)  # transactions are ours
+    try:
+        connection.execute("BEGIN IMMEDIATE")
         try:
             for name, frame in tables.items():
-                _as_sql_values(frame).to_sql(name, connection, index=False, dtype=_sqlite_types(frame))
-            connection.commit()
-        except (sqlite3.Error, ValueError, TypeError, OSError) as exc:
-            raise StorageError(f"cannot write the SQLite database {str(path)!r}: {_reason(exc)}") from exc
-        finally:
-            connection.close()
+                if replace:
+                    _drop_sqlite_table(connection, name)
+                _create_sqlite_table(connection, name, frame)
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+    except (sqlite3.Error, ValueError, TypeError, OverflowError, OSError) as exc:
+        raise StorageError(f"cannot write the SQLite database {str(path)!r}: {_reason(exc)}") from exc
+    finally:
+        connection.close()
+
+
+def _drop_sqlite_table(connection, name: str) -> None:
+    row = connection.execute("SELECT type FROM sqlite_master WHERE name = ?", (name,)).fetchone()
+    if row is not None and row[0] not in ("table", "view"):
+        raise StorageError(f"the SQLite file holds an {row[0]} named {name!r}; rename the table or choose another file")
+    if row is not None:
+        connection.execute(f"DROP {row[0].upper()} {_quoted(name)}")
+
+
+def _create_sqlite_table(connection, name: str, frame: pd.DataFrame) -> None:
+    types = _sqlite_types(frame)
+    columns = ", ".join(f"{_quoted(column)} {types[column]}" for column in frame.columns)
+    connection.execute(f"CREATE TABLE {_quoted(name)} ({columns})")
+    if not len(frame) or not len(frame.columns):
+        return
+    values = _as_sql_values(frame).astype(object)
+    values = values.where(values.notna(), None)
+    marks = ", ".join("?" for _ in frame.columns)
+    connection.executemany(f"INSERT INTO {_quoted(name)} VALUES ({marks})",
+                           (tuple(_sql_scalar(v) for v in row) for row in values.itertuples(index=False, name=None)))
+
+
+def _sql_scalar(value):
+    """numpy scalars as the Python values sqlite3 stores."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) and not isinstance(value, str | bytes) else value
 
 
 def _write_sql(tables: dict[str, pd.DataFrame], url: str) -> str:
@@ -630,17 +672,12 @@ def _is_url(location) -> bool:
 
 
 def _files_with(folder: Path, suffix: str) -> list[Path]:
-    return sorted(
-        p for p in folder.iterdir() if p.is_file() and p.suffix.lower() == suffix and not p.name.startswith(".")
-    )
-
-
-def _starts_like_sqlite(path: Path) -> bool:
     try:
-        with open(path, "rb") as file:
-            return file.read(len(_SQLITE_HEADER)) == _SQLITE_HEADER
-    except OSError:
-        return False
+        return sorted(
+            p for p in folder.iterdir() if p.is_file() and p.suffix.lower() == suffix and not p.name.startswith(".")
+        )
+    except OSError as exc:
+        raise StorageError(f"cannot list the folder {str(folder)!r}: {_reason(exc)}") from None
 
 
 def _quoted(name: str) -> str:
