@@ -210,15 +210,19 @@ def pattern_neighbours(coords: np.ndarray, pattern: np.ndarray, k: int) -> Neigh
     if pattern.shape[1] == 0:
         return self_neighbours(coords, k)
     n = len(coords)
-    _, group = np.unique(pattern, axis=0, return_inverse=True)
-    group = group.reshape(-1)
-    sizes = np.bincount(group)
+    group = _pattern_codes(pattern)
+    order = np.argsort(group, kind="stable")
+    starts = np.flatnonzero(np.diff(group[order], prepend=-1))
+    sizes_sorted = np.diff(np.append(starts, n))
+    sizes = np.empty(n, dtype=np.int64)
     distances, indices = np.empty((n, k)), np.empty((n, k), dtype=np.int64)
-    for g in np.flatnonzero(sizes > k):
-        rows = np.flatnonzero(group == g)
-        found = self_neighbours(coords[rows], k)
-        distances[rows], indices[rows] = found.distances, rows[found.indices]
-    rare = np.flatnonzero(sizes[group] <= k)
+    for start, size in zip(starts, sizes_sorted, strict=True):
+        rows = order[start:start + size]  # increasing positions: the stable sort keeps the table's order
+        sizes[rows] = size
+        if size > k:
+            found = self_neighbours(coords[rows], k)
+            distances[rows], indices[rows] = found.distances, rows[found.indices]
+    rare = np.flatnonzero(sizes <= k)
     if rare.size:
         scale = 2.0 * float(np.sqrt(np.einsum("ij,ij->i", coords, coords).max(initial=0.0))) + 1.0
         search = np.hstack([coords, scale * pattern])
@@ -229,6 +233,13 @@ def pattern_neighbours(coords: np.ndarray, pattern: np.ndarray, k: int) -> Neigh
         differences = coords[rare][:, None, :] - coords[chosen]
         distances[rare], indices[rare] = np.sqrt(np.einsum("ijk,ijk->ij", differences, differences)), chosen
     return Neighbours(distances, indices)
+
+
+def _pattern_codes(pattern: np.ndarray) -> np.ndarray:
+    """One integer per distinct row of a boolean matrix (its bits, or a rank beyond 62 columns)."""
+    if pattern.shape[1] <= 62:
+        return pattern.astype(np.int64) @ (np.int64(1) << np.arange(pattern.shape[1], dtype=np.int64))
+    return np.unique(pattern, axis=0, return_inverse=True)[1].reshape(-1)
 
 
 def _check_k(k, n: int, name: str) -> None:
