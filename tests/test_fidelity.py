@@ -11,7 +11,7 @@ from generated_tables import CLINICAL_TYPES, TWELVE_TYPES, clinical, twelve_colu
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from relanon.common.binning import fit_bins, few_values, hellinger, quantile_bin_count
+from relanon.common.binning import few_values, fit_bins, hellinger, quantile_bin_count
 from relanon.engine import factor_space
 from relanon.engine.avatar import _draw, avatarize
 from relanon.engine.factor_space import FactorSpace, auto_axes
@@ -19,9 +19,9 @@ from relanon.engine.neighbours import self_neighbours
 from relanon.metrics import Metric
 from relanon.metrics.noise_floor import half_splits, noise_floor, quadrature_margin
 from relanon.metrics.signal import (
+    categorical_like,
     combination_metrics,
     combination_shares,
-    categorical_like,
     correlation_difference_ratio,
     hellinger_distance,
     signal,

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from relanon.metrics.scenarios import evaluate
 from relanon.common.binning import fit_bins
+from relanon.metrics.scenarios import evaluate
 from relanon.present.report import render_html, write_report
 from relanon.schema.model import load_schema
 

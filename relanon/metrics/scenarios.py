@@ -321,7 +321,7 @@ def _relations(schema: Schema, original, anonymized, result) -> pd.DataFrame:
         integrity = 100.0 * present.isin(anonymized[link.parent][parent_key]).mean() if len(present) else 100.0
         similarity = 1.0 - ks_statistic(o_counts, a_counts) if len(o_counts) and len(a_counts) else float("nan")
         # two halves of the parents, each with its children: what sampling alone does to the similarity
-        floor = noise_floor(lambda a, b: 1.0 - ks_statistic(o_counts[a], o_counts[b]), len(o_counts)).value
+        floor = noise_floor(lambda a, b, counts=o_counts: 1.0 - ks_statistic(counts[a], counts[b]), len(o_counts)).value
         rows.append({
             "parent": link.parent,
             "child": link.child,
