@@ -190,7 +190,8 @@ def _add_sampling_arguments(sub) -> None:
     """How ``evaluate`` and ``report`` sample rows for the distance metrics, and their progress."""
     sub.add_argument("--sample-size", type=_positive_int, default=None,
                      help="rows sampled per table for the distance metrics")
-    sub.add_argument("--seed", type=_seed, default=0, help="seed of the metric sampling")
+    sub.add_argument("--seed", type=_seed, default=0,
+                     help="seed of the metric sampling (default 0, as relanon anonymize and demo use)")
     sub.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
 
 
@@ -313,7 +314,7 @@ def _anonymize(args) -> int:
     result = anonymize(schema, database, random_state=args.seed, progress=progress)
     files = evaluation = None
     if report_dir is not None:  # evaluated and rendered before anything is written
-        evaluation = _evaluate_result(schema, database, result, args.sample_size, args.seed, progress)
+        evaluation = _evaluate_result(schema, database, result, args.sample_size, progress)
         files = _render_report(evaluation)
     written = write_release(result, args.out, format=out_format, inputs=inputs, overwrite=args.overwrite)
     print(f"anonymized database written to {_shown(written)}")
@@ -344,7 +345,7 @@ def _demo(args) -> int:
     if not args.data_only:
         result = anonymize(schema, database, random_state=args.seed, progress=progress)
         if not args.no_report:
-            evaluation = _evaluate_result(schema, database, result, None, args.seed, progress)
+            evaluation = _evaluate_result(schema, database, result, None, progress)
             files = _render_report(evaluation)
     if out.is_dir():  # checked above: only the demo's own entries, or --overwrite for them
         remove_entries(out, [name for name in DEMO_ENTRIES if name != "schema.yaml"])
@@ -588,10 +589,13 @@ def _demo_foreign_entries(folder: Path) -> list[str]:
     return foreign
 
 
-def _evaluate_result(schema, database, result, sample_size, seed, progress):
-    from relanon.metrics.scenarios import evaluate
+def _evaluate_result(schema, database, result, sample_size, progress):
+    """The metrics of a run, sampled with the fixed metrics seed (not the run's): ``relanon evaluate``
+    of the same release then gives the same figures."""
+    from relanon.metrics.scenarios import METRICS_SEED, evaluate
 
-    return evaluate(schema, database, result.tables, result, sample_size=sample_size, random_state=seed, progress=progress)
+    return evaluate(schema, database, result.tables, result, sample_size=sample_size, random_state=METRICS_SEED,
+                    progress=progress)
 
 
 def _render_report(evaluation, assessment=None) -> dict:
