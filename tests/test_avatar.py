@@ -308,20 +308,21 @@ def test_weights_sum_to_one_and_favour_close_neighbours():
 # ----------------------------------------------------------------------------- the demo database
 
 
-def test_demo_patients_at_k10_are_hidden_and_keep_their_distributions():
+def test_demo_patients_at_k20_are_hidden_and_keep_their_distributions():
     from relanon.datasets import hospital
     from relanon.metrics import privacy, signal
 
     schema, database = hospital(scale=1.0, seed=0)
     patients, columns = database["patients"], schema["patients"].released_columns
-    first = avatarize(patients, columns, k=10, random_state=2024, name="patients")
-    second = avatarize(patients, columns, k=10, random_state=2024, name="patients")
+    first = avatarize(patients, columns, k=20, random_state=2024, name="patients")
+    second = avatarize(patients, columns, k=20, random_state=2024, name="patients")
     assert first.avatars.to_csv().encode() == second.avatars.to_csv().encode()
     found = {m.name: m for m in privacy(patients, first.avatars, columns, pairing=first.pairing, random_state=0)}
     kept = {m.name: m for m in signal(patients, first.avatars, columns)}
     assert kept["hellinger_mean"].value < 0.1
-    # The patients' own 7 columns alone, at k=10: 88.1-88.6 % for seeds 0-3 and 2024 (91.2 % at k=15).
+    # The patients' own 7 columns alone, neighbours in 12 axes (ncp auto): 89.8-90.9 % at k=20 for
+    # seeds 0-3 and 2024 (87.5-88.2 % at k=15; 84 % at k=10, which the former 5 axes kept at 88 %).
     # In the multi-table run, patients are avatarized with their number of visits too, and their
     # STANDALONE hidden rate is above 90 % (tests/test_pipeline.py); this guards the engine alone.
-    assert found["hidden_rate"].value > 86
+    assert found["hidden_rate"].value > 88
     assert found["row_direct_match_protection"].value > 99

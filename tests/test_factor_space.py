@@ -54,7 +54,7 @@ def test_coordinates_equal_prince_famd_up_to_sign():
 
 def test_all_continuous_is_a_standardized_pca():
     frame = people()[["height", "age"]].assign(weight=lambda f: f.height * 0.4 + np.arange(len(f)) % 7)
-    space = FactorSpace({"height": "continuous", "age": "integer", "weight": "continuous"}).fit(frame)
+    space = FactorSpace({"height": "continuous", "age": "integer", "weight": "continuous"}, n_components=3).fit(frame)
     pca = PCA().fit(StandardScaler().fit_transform(frame))
     assert space.n_components_ == 3
     assert np.allclose(space.explained_inertia_, pca.explained_variance_ratio_)
@@ -85,17 +85,20 @@ def test_a_row_projected_alone_gets_its_batch_coordinates():
 def test_signs_are_fixed_whatever_the_row_order():
     frame = people()
     shuffled = frame.sample(frac=1.0, random_state=3)
-    a = FactorSpace(MIXED).fit(frame).transform(frame)
-    b = FactorSpace(MIXED).fit(shuffled).transform(frame)
+    a = FactorSpace(MIXED, n_components=5).fit(frame).transform(frame)
+    b = FactorSpace(MIXED, n_components=5).fit(shuffled).transform(frame)
     assert np.allclose(a, b, atol=1e-9)
-    largest = np.abs(FactorSpace(MIXED).fit(frame).components_).argmax(axis=1)
-    assert (FactorSpace(MIXED).fit(frame).components_[np.arange(5), largest] > 0).all()
+    largest = np.abs(FactorSpace(MIXED, n_components=5).fit(frame).components_).argmax(axis=1)
+    assert (FactorSpace(MIXED, n_components=5).fit(frame).components_[np.arange(5), largest] > 0).all()
 
 
 def test_the_fitted_space_keeps_aggregates_not_rows():
-    small = FactorSpace(MIXED).fit(people(n=500, seed=1))
-    large = FactorSpace(MIXED).fit(people(n=50_000, seed=1))
+    # above 20 rows per value, the ages (72 of them) are kept as the column's support: an aggregate
+    # like a categorical's modalities, whose size does not grow with the rows
+    small = FactorSpace(MIXED).fit(people(n=5_000, seed=1))
+    large = FactorSpace(MIXED).fit(people(n=100_000, seed=1))
     assert len(pickle.dumps(large)) < 1.2 * len(pickle.dumps(small))
+    assert len(large.statistics_["age"].support) == 72 and large.statistics_["height"].support is None
     for value in vars(large).values():
         assert np.size(value) < 1000
 
@@ -152,10 +155,21 @@ def test_a_weight_multiplies_the_column_share_of_inertia():
 
 def test_default_and_capped_number_of_axes():
     frame = people()
-    assert FactorSpace(MIXED).fit(frame).n_components_ == 5  # dims: 2 + 3 + 1 = 6
-    assert FactorSpace(MIXED, n_components=50).fit(frame).n_components_ == 6
-    two = FactorSpace({"height": "continuous", "age": "integer"}).fit(frame)
-    assert two.n_components_ == 2
+    every = FactorSpace(MIXED, n_components=50).fit(frame)
+    assert every.n_components_ == 6  # dims: 2 + 3 + 1
+    auto = FactorSpace(MIXED).fit(frame)  # ncp auto: the fewest axes reaching 95 % of the inertia
+    share = np.cumsum(every.eigenvalues_) / every.total_inertia_
+    assert auto.n_components_ == int(np.argmax(share >= factor_space.AUTO_INERTIA_SHARE)) + 1
+    assert share[auto.n_components_ - 2] < factor_space.AUTO_INERTIA_SHARE <= share[auto.n_components_ - 1]
+    with pytest.raises(ParameterError, match="positive integer or 'auto'"):
+        FactorSpace(MIXED, n_components="all").fit(frame)
+
+
+def test_auto_is_capped_on_large_tables():
+    assert factor_space.max_auto_axes(10**6) == factor_space.MIN_AUTO_AXES
+    frame = people(n=200_000, seed=3).assign(city=lambda f: np.arange(len(f)) % 40)
+    space = FactorSpace({**MIXED, "city": "categorical"}).fit(frame)
+    assert space.n_components_ <= factor_space.max_auto_axes(len(frame))
 
 
 def test_constant_all_missing_and_single_level_columns_carry_no_inertia():

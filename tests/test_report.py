@@ -16,16 +16,17 @@ import pandas as pd
 import pytest
 
 from relanon import datasets
+from relanon.common.binning import hellinger
 from relanon.common.errors import ParameterError, StorageError
 from relanon.metrics.scenarios import evaluate
+from relanon.metrics.signal import column_bins
 from relanon.multitable.pipeline import LinkReport
 from relanon.present.report import (
     INSTALL_HINT,
     MAX_COLUMNS,
-    _category_shares,
     _columns_shown,
-    _numeric_shares,
     _sample,
+    _shares,
     privacy_sentences,
     render_html,
     write_report,
@@ -345,38 +346,42 @@ def test_write_report_replaces_a_previous_report_but_not_other_files(demo, tmp_p
 def test_category_shares_top_modalities_other_and_missing(monkeypatch):
     original = pd.Series(["a", "a", "b", None], dtype="str")
     released = pd.Series(["a", "c", "c", "b"], dtype="str")
-    shares = _category_shares(original, released)
+    shares = _shares(original, released, "categorical")
     assert shares.labels == ("a", "b", "other", "missing")
     np.testing.assert_allclose(shares.original, [0.5, 0.25, 0.0, 0.25])
     np.testing.assert_allclose(shares.released, [0.25, 0.25, 0.5, 0.0])
     monkeypatch.setattr("relanon.present.report.MAX_CATEGORIES", 1)
-    shares = _category_shares(original, released)
+    shares = _shares(original, released, "categorical")
     assert shares.labels == ("a", "other", "missing")
     np.testing.assert_allclose(shares.original, [0.5, 0.25, 0.25])
     np.testing.assert_allclose(shares.released, [0.25, 0.75, 0.0])
 
 
 def test_category_ties_are_ordered_by_label_whatever_the_row_order():
-    first = _category_shares(pd.Series(["y", "x", "z", "z"]), pd.Series(["x"]))
-    second = _category_shares(pd.Series(["z", "x", "z", "y"]), pd.Series(["x"]))
+    first = _shares(pd.Series(["y", "x", "z", "z"]), pd.Series(["x"]), "categorical")
+    second = _shares(pd.Series(["z", "x", "z", "y"]), pd.Series(["x"]), "categorical")
     assert first.labels == second.labels == ("z", "x", "y")
 
 
-def test_numeric_shares_bins_fixed_on_the_original():
-    original = pd.Series([1, 2, 3, 4, None], dtype="Int64")
-    released = pd.Series([0, 10, 2, 2], dtype="Int64")
-    shares = _numeric_shares(original, released, "integer")
-    np.testing.assert_allclose(shares.edges, [0.5, 1.5, 2.5, 3.5, 4.5])
-    np.testing.assert_allclose(shares.original, [0.2, 0.2, 0.2, 0.2])
-    np.testing.assert_allclose(shares.released, [0.25, 0.5, 0.0, 0.25])  # outside values in the end bins
-    assert shares.missing == (0.2, 0.0)
+def test_pictures_draw_the_bins_of_the_metric():
+    # few values: one bar per original value, values never seen in "other" (as the Hellinger metric bins them)
+    doses = pd.Series([10.0, 20.0] * 10 + [None] * 5)
+    shares = _shares(doses, pd.Series([10.0, 15.0, 20.0, 20.0]), "continuous")
+    assert shares.labels == ("10", "20", "other", "missing") and shares.edges is None
+    np.testing.assert_allclose(shares.original, [0.4, 0.4, 0.0, 0.2])
+    np.testing.assert_allclose(shares.released, [0.25, 0.5, 0.25, 0.0])
+    assert hellinger(column_bins(doses, "continuous").shares(doses.to_numpy()), np.array([0.4, 0.4, 0.0, 0.2])) == 0.0
+    # many values: the quantile bins of the original, outer edges its range, outside values in the end bins
+    original = pd.Series(np.arange(100), dtype="Int64")
+    shares = _shares(original, pd.Series([-5, 50, 500], dtype="Int64"), "integer")
+    np.testing.assert_allclose(shares.edges, [0, 12, 24, 37, 49, 62, 74, 87, 99])
+    np.testing.assert_allclose(shares.released, [1 / 3, 0, 0, 0, 1 / 3, 0, 0, 1 / 3])  # 50 in (49, 62]
+    assert shares.missing == (0.0, 0.0)
 
 
-def test_datetime_shares_in_seconds_and_constant_dates_get_a_day():
-    dates = pd.Series(pd.to_datetime(["2020-01-01", "2020-01-01"]))
-    shares = _numeric_shares(dates, dates, "datetime")
-    assert shares.edges[1] - shares.edges[0] == 86_400
-    np.testing.assert_allclose(shares.original, [1.0])
+def test_dates_are_labelled_as_dates():
+    dates = pd.Series(pd.to_datetime(["2020-01-01", "2020-02-01"] * 10))
+    assert _shares(dates, dates, "datetime").labels == ("2020-01-01", "2020-02-01")
 
 
 def test_columns_capped_keep_the_most_changed_in_schema_order():

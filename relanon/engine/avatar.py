@@ -1,10 +1,10 @@
 """Avatarization of one table (DESIGN section 2).
 
 Each record is replaced by an *avatar*: a random, local mix of its ``k`` nearest other records in
-the factor space of the table. Continuous values are weighted means of the neighbours' values,
-categorical values are drawn from the neighbours' values with the same weights, and a missing
-value comes back wherever the drawn neighbour's value is missing, so the share of missing values
-is preserved.
+the factor space of the table. Its numbers are weighted means of the neighbours' numbers; its
+categorical part (categoricals, booleans, numbers from a few values, which values are missing) is
+that of *one* neighbour drawn with the same weights, so every combination it carries is one an
+original record carries, and missing values that go together stay together.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from relanon.engine.factor_space import (
     numeric_values,
     restore_numeric,
 )
-from relanon.engine.neighbours import self_neighbours
+from relanon.engine.neighbours import Neighbours, cross_neighbours, self_neighbours
 
 logger = logging.getLogger(__name__)
 
@@ -34,8 +34,13 @@ DISTANCE_EPSILON = 1e-9
 MIN_ROWS = 3
 
 
-class AvatarResult(NamedTuple):
-    """The avatars of a table and the private link to the records they come from.
+class _Avatars(NamedTuple):
+    avatars: pd.DataFrame
+    pairing: np.ndarray
+
+
+class AvatarResult(_Avatars):
+    """The avatars of a table and the private link to the records they come from: ``(avatars, pairing)``.
 
     Attributes
     ----------
@@ -45,13 +50,17 @@ class AvatarResult(NamedTuple):
     pairing : numpy.ndarray of int64
         ``avatars.iloc[a]`` is the avatar of ``table.iloc[pairing[a]]``. Sensitive: it undoes the
         shuffle. Keep it in memory for the privacy metrics; never release it.
+    ncp : int or None
+        Number of factor-space axes the neighbours were searched in (not a tuple field).
     """
 
-    avatars: pd.DataFrame
-    pairing: np.ndarray
+    def __new__(cls, avatars, pairing, ncp=None):
+        result = super().__new__(cls, avatars, pairing)
+        result.ncp = ncp
+        return result
 
 
-def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | None = None, weights=None,
+def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | str | None = None, weights=None,
               random_state=None, name: str = "table", drawn=()) -> AvatarResult:
     """Replace every record of ``table`` by an avatar (Guillaudeux et al., 2023).
 
@@ -60,12 +69,14 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | No
     2. For each record ``i``, its ``k`` nearest other records ``j`` in the first ``ncp`` axes get the
        weights ``P_ij = 1 / (d_ij + 1e-9) * E_ij * 2 ** -r_ij`` with ``E_ij ~ Exp(1)`` and ``r_i`` a
        random permutation of 1..k, normalized to ``w_ij``.
-    3. The avatar of ``i`` takes, for a continuous, integer or datetime column, the weighted mean
-       ``sum_j w_ij x_j`` over the neighbours whose value is present (integers rounded, datetimes
-       rounded to the column's time step: dates stay dates); for a categorical or boolean column,
-       the value of one neighbour drawn with probabilities ``w_ij`` (a draw from the weighted
-       modality mass, independent per column). A numeric value is missing when a neighbour drawn
-       the same way has it missing (the avatarized missing-value indicator).
+    3. One neighbour ``J_i`` is drawn with probabilities ``w_ij``. The avatar of ``i`` takes, for a
+       continuous, integer or datetime column, the weighted mean ``sum_j w_ij x_j`` over the
+       neighbours whose value is present (integers rounded, datetimes rounded to the column's time
+       step: dates stay dates; a column whose values come from a small set is put on the nearest
+       value of that set), missing where ``J_i``'s value is missing. Its categorical and boolean
+       values, and the numbers of columns with few distinct values, are those of ``J_i``: each
+       column's modality mass ``sum_j w_ij 1[x_jc = m]`` holds in expectation and every
+       combination is one ``J_i`` carries.
 
     Parameters
     ----------
@@ -76,8 +87,8 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | No
         not declared here (keys, for example), are neither avatarized nor returned.
     k : int, default 10
         Number of neighbours mixed into each avatar; ``2 <= k < len(table)``.
-    ncp : int, optional
-        Number of axes of the neighbour search. Default ``min(5, number of dimensions)``.
+    ncp : int or "auto", default "auto"
+        Number of axes of the neighbour search (see :class:`~relanon.engine.factor_space.FactorSpace`).
     weights : Mapping[str, float], optional
         Column weights in the factor space (default 1.0, or ``Column.weight``).
     random_state : int, numpy.random.Generator or None
@@ -85,9 +96,9 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | No
     name : str
         The table's name, used in error messages.
     drawn : collection of str, optional
-        Numeric columns whose avatar value is the value of one neighbour drawn with the weights, as
-        for categoricals, instead of the weighted mean: the column keeps its distribution (its
-        tails included). The multi-table run uses it for the number of children of each row, whose
+        Numeric columns whose avatar value is that of the drawn neighbour ``J_i``, as for
+        categoricals, instead of the weighted mean: the column keeps its distribution (its tails
+        included). The multi-table run uses it for the number of children of each row, whose
         distribution the ``linear_sum`` link is meant to keep.
 
     Returns
@@ -124,26 +135,23 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | No
     space = FactorSpace(types, n_components=ncp, weights=column_weights, random_state=space_rng, name=name)
     coords = space.fit_transform(table)
     logger.info("table %r: searching %d neighbours in %d axes", name, k, space.n_components_)
-    neighbours = self_neighbours(coords, k)
+    neighbours = pattern_neighbours(coords, missing_pattern(table, types), k)
     weights_ = neighbour_weights(neighbours.distances, weight_rng)
     cumulative = np.cumsum(weights_, axis=1)
     cumulative[:, -1] = 1.0  # a draw of u < 1 always falls on a neighbour despite rounding
 
     logger.info("table %r: combining neighbours", name)
-
-    def draw() -> np.ndarray:
-        return _draw(neighbours.indices, cumulative, draw_rng)
-
+    chosen = _draw(neighbours.indices, cumulative, draw_rng)
     out = {}
     for column in (c for c in table.columns if c in types):
-        if types[column] in NUMERIC_KINDS and column not in drawn:
-            out[column] = _numeric_avatar(table[column], neighbours.indices, weights_, draw,
-                                          space.statistics_[column], name)
+        stats = space.statistics_[column]
+        if types[column] in NUMERIC_KINDS and column not in drawn and not stats.categorical_like:
+            out[column] = _numeric_avatar(table[column], neighbours.indices, weights_, chosen, stats, name)
         else:
-            out[column] = table[column].take(draw()).reset_index(drop=True)
+            out[column] = table[column].take(chosen).reset_index(drop=True)
     pairing = shuffle_rng.permutation(n)
     avatars = pd.DataFrame(out).take(pairing).reset_index(drop=True)
-    return AvatarResult(avatars, pairing.astype(np.int64))
+    return AvatarResult(avatars, pairing.astype(np.int64), ncp=space.n_components_)
 
 
 def neighbour_weights(distances: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -163,6 +171,75 @@ def neighbour_weights(distances: np.ndarray, rng: np.random.Generator) -> np.nda
     ranks = rng.permuted(np.tile(np.arange(1, k + 1, dtype=np.float64), (n, 1)), axis=1)
     raw = contributions * np.exp2(-ranks) / (distances + DISTANCE_EPSILON)
     return raw / raw.sum(axis=1, keepdims=True)
+
+
+def missing_pattern(table: pd.DataFrame, types) -> np.ndarray:
+    """Which of the columns holding missing values are missing, per row: shape (n, such columns)."""
+    patterns = [table[c].isna().to_numpy() for c in types if table[c].isna().any()]
+    return np.column_stack(patterns) if patterns else np.zeros((len(table), 0), dtype=bool)
+
+
+def pattern_neighbours(coords: np.ndarray, pattern: np.ndarray, k: int) -> Neighbours:
+    """The ``k`` nearest other records, those with the record's pattern of missing values first.
+
+    Why: a record with a missing value sits apart in the factor space (its missing-value indicator
+    is a rare modality, its value imputed), among fewer records than a complete one. Searched
+    among all records, the k nearest of an incomplete record include complete ones while complete
+    records almost never pick incomplete ones: incomplete records are chosen less often as
+    neighbours (in-weight 0.66 against 1.04 for the demo's patients) and the avatars lose missing
+    values (10 % of BMI missing became 7.7 %). Searched first among the records sharing its
+    pattern, every record draws its neighbours from its own group, whose members are then chosen
+    k times each on average: each column's missing share, and which columns are missing together,
+    are kept in expectation. A pattern held by k records or fewer takes the rest of its neighbours
+    from the patterns that differ in the fewest columns.
+
+    Each pattern held by more than k records is searched on its own, in the factor space; the
+    records of rarer patterns are searched among all records with the pattern appended to the
+    coordinates, scaled beyond the diameter of the point cloud so that one pattern difference
+    outweighs any distance in the factor space. The distances returned, which set the avatar
+    weights, are those in the factor space alone.
+
+    Examples
+    --------
+    >>> coords = np.array([[0.0], [0.1], [5.0], [5.1], [0.2]])
+    >>> pattern = np.array([[False], [True], [False], [True], [True]])
+    >>> pattern_neighbours(coords, pattern, 1).indices[:, 0].tolist()
+    [2, 4, 0, 4, 1]
+    """
+    coords = np.asarray(coords, dtype=np.float64)
+    if pattern.shape[1] == 0:
+        return self_neighbours(coords, k)
+    n = len(coords)
+    group = _pattern_codes(pattern)
+    order = np.argsort(group, kind="stable")
+    starts = np.flatnonzero(np.diff(group[order], prepend=-1))
+    sizes_sorted = np.diff(np.append(starts, n))
+    sizes = np.empty(n, dtype=np.int64)
+    distances, indices = np.empty((n, k)), np.empty((n, k), dtype=np.int64)
+    for start, size in zip(starts, sizes_sorted, strict=True):
+        rows = order[start:start + size]  # increasing positions: the stable sort keeps the table's order
+        sizes[rows] = size
+        if size > k:
+            found = self_neighbours(coords[rows], k)
+            distances[rows], indices[rows] = found.distances, rows[found.indices]
+    rare = np.flatnonzero(sizes <= k)
+    if rare.size:
+        scale = 2.0 * float(np.sqrt(np.einsum("ij,ij->i", coords, coords).max(initial=0.0))) + 1.0
+        search = np.hstack([coords, scale * pattern])
+        found = cross_neighbours(search, search[rare], k + 1)
+        is_self = found.indices == rare[:, None]
+        is_self[~is_self.any(axis=1), k] = True  # the record itself beyond k + 1 duplicates: drop the farthest
+        chosen = found.indices[~is_self].reshape(len(rare), k)
+        differences = coords[rare][:, None, :] - coords[chosen]
+        distances[rare], indices[rare] = np.sqrt(np.einsum("ijk,ijk->ij", differences, differences)), chosen
+    return Neighbours(distances, indices)
+
+
+def _pattern_codes(pattern: np.ndarray) -> np.ndarray:
+    """One integer per distinct row of a boolean matrix (its bits, or a rank beyond 62 columns)."""
+    if pattern.shape[1] <= 62:
+        return pattern.astype(np.int64) @ (np.int64(1) << np.arange(pattern.shape[1], dtype=np.int64))
+    return np.unique(pattern, axis=0, return_inverse=True)[1].reshape(-1)
 
 
 def _check_k(k, n: int, name: str) -> None:
@@ -186,8 +263,9 @@ def _draw(indices: np.ndarray, cumulative: np.ndarray, rng: np.random.Generator)
     return indices[np.arange(len(indices)), picked]
 
 
-def _numeric_avatar(series, indices, weights, draw, stats, table) -> pd.Series:
-    """Weighted mean of the neighbours' present values; missing where a drawn neighbour's value is."""
+def _numeric_avatar(series, indices, weights, chosen, stats, table) -> pd.Series:
+    """Weighted mean of the neighbours' present values, on the column's support; missing where the
+    drawn neighbour's value is."""
     values = numeric_values(series, stats.kind, table=table)
     around = values[indices]
     present = ~np.isnan(around)
@@ -203,5 +281,24 @@ def _numeric_avatar(series, indices, weights, draw, stats, table) -> pd.Series:
     # a weighted mean lies between its values; clipping removes rounding drift (a constant stays exact)
     with np.errstate(invalid="ignore"):
         mean = np.clip(mean, low, high)
-    missing = np.isnan(values[draw()]) if np.isnan(values).any() else np.zeros(len(values), dtype=bool)
+    if stats.support is not None:
+        mean = nearest_value(mean, stats.support)
+    missing = np.isnan(values[chosen])
     return restore_numeric(mean, missing, stats)
+
+
+def nearest_value(values: np.ndarray, support: np.ndarray) -> np.ndarray:
+    """Each value replaced by the nearest value of the sorted ``support`` (the lower one on a tie).
+
+    Examples
+    --------
+    >>> nearest_value(np.array([12.0, 16.0, 34.0, np.nan]), np.array([10.0, 20.0, 50.0])).tolist()
+    [10.0, 20.0, 20.0, nan]
+    """
+    out = np.full(values.shape, np.nan)
+    present = ~np.isnan(values)
+    x = values[present]
+    upper = np.clip(np.searchsorted(support, x, side="left"), 0, len(support) - 1)
+    lower = np.clip(upper - 1, 0, len(support) - 1)
+    out[present] = np.where(np.abs(x - support[lower]) <= np.abs(support[upper] - x), support[lower], support[upper])
+    return out

@@ -36,13 +36,35 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 from sklearn.base import BaseEstimator
 
+from relanon.common.binning import MAX_DISTINCT_VALUES, few_values
 from relanon.common.errors import DataError, ParameterError, Problem, format_examples
 
 logger = logging.getLogger(__name__)
 
 NUMERIC_KINDS = ("continuous", "integer", "datetime")
 CATEGORICAL_KINDS = ("categorical", "boolean")
-DEFAULT_NCP = 5
+AUTO = "auto"
+DEFAULT_NCP = AUTO
+
+# ncp = "auto": the fewest axes whose eigenvalues reach this share of the total inertia, never
+# ending inside a group of eigenvalues equal up to TIE_TOLERANCE (relative): the axes of such a
+# group are one arbitrary basis of its eigenspace, and neighbours found in part of it would depend
+# on the solver. The share comes from measurements (benchmarks/fidelity.py, README "How it works"):
+# the axes left out are those of least inertia, and among them is the difference of two correlated
+# columns; neighbours that do not agree on it average it away and the avatars' correlations
+# inflate (age and BMI at r = 0.66 became 0.82 with 2, 3 or 4 of 5 axes, 0.69 with all 5; the
+# correlation difference of the generated twelve-column table is 6.4 at 50 %, 5.5 at 95 %; of the
+# demo doctors 6.7 and 3.0), for hidden rates within a few points.
+AUTO_INERTIA_SHARE = 0.95
+TIE_TOLERANCE = 1e-6
+# ...and at most as many axes as the exact neighbour search (a k-d tree) affords on the table:
+# without structure, its cost grows steeply with the axes (measured on this project's 2-core
+# machine, benchmarks/avatar_speed.py table: 100,000 rows take 1.4 s in 5 axes, 22 s in 10,
+# 130 s in 15; 10,000 rows 7 s in 41). rows * axes is kept under NEIGHBOUR_BUDGET: 10,000 rows
+# get up to 30 axes, 30,000 rows 10, 60,000 rows and more MIN_AUTO_AXES. An explicit ncp is not capped.
+MIN_AUTO_AXES = 5
+MAX_AUTO_AXES = 100
+NEIGHBOUR_BUDGET = 300_000
 
 # Above this many coded columns the covariance matrix is not formed: its leading eigenvectors are
 # found by Lanczos iterations (ARPACK) on the implicit, sparse coded table instead.
@@ -136,6 +158,10 @@ class NumericStatistics:
     ``dtype`` and ``step`` (datetimes: the coarsest time step dividing every value, in seconds) let
     decoded values come back in the original dtype; ``decimals`` (continuous columns: the fewest
     decimals, up to 6, that write every value exactly, or None) lets them keep their precision.
+    ``low`` and ``high`` are the range of the present values. ``support`` holds the sorted distinct
+    values when they are a small set (:func:`small_support`): avatars are released on them.
+    ``categorical_like`` columns (few values, each held by several rows:
+    :func:`relanon.common.binning.few_values`) are decoded with the categorical ones.
     """
 
     name: str
@@ -148,6 +174,10 @@ class NumericStatistics:
     dtype: object
     step: float | None = None
     decimals: int | None = None
+    low: float = np.nan
+    high: float = np.nan
+    support: np.ndarray | None = None
+    categorical_like: bool = False
 
     @property
     def has_indicator(self) -> bool:
@@ -239,11 +269,32 @@ def numeric_statistics(series: pd.Series, kind: str, weight: float, *, table: st
         mean, std, fill = 0.0, 0.0, 0.0
     step = _time_step(series) if kind == "datetime" else None
     decimals = _decimals(observed) if kind == "continuous" else None
+    distinct = np.unique(observed)
     return NumericStatistics(
         name=series.name, kind=kind, weight=weight, mean=mean, std=std, fill=fill,
         missing_share=1.0 - observed.size / len(values) if len(values) else 0.0, dtype=series.dtype, step=step,
-        decimals=decimals,
+        decimals=decimals, low=float(distinct[0]) if distinct.size else np.nan,
+        high=float(distinct[-1]) if distinct.size else np.nan,
+        support=distinct if small_support(distinct.size, observed.size) else None,
+        categorical_like=few_values(distinct.size, observed.size),
     )
+
+
+SHARED_ROWS_PER_VALUE = 20
+
+
+def small_support(n_distinct: int, n_present: int) -> bool:
+    """Whether a numeric column's values come from a small set that avatars must keep to.
+
+    At most ``MAX_DISTINCT_VALUES`` (50) distinct values, or each held by ``SHARED_ROWS_PER_VALUE``
+    rows on average (ages of 10,000 people, prices in cents of a million sales).
+
+    Examples
+    --------
+    >>> small_support(20, 20), small_support(300, 10_000), small_support(3_000, 10_000)
+    (True, True, False)
+    """
+    return 0 < n_distinct and (n_distinct <= MAX_DISTINCT_VALUES or n_present >= SHARED_ROWS_PER_VALUE * n_distinct)
 
 
 MAX_DECIMALS = 6
@@ -421,9 +472,11 @@ class FactorSpace(BaseEstimator):
     columns : Mapping[str, str] or sequence of relanon.schema.Column
         Column name -> schema type (continuous, integer, datetime, categorical, boolean; ``drop``
         columns are ignored). Other columns of the frames are ignored.
-    n_components : int, optional
-        Number of axes kept. Default ``min(5, n_dims_)``, the project's ``ncp`` default. It is capped
-        at the number of informative dimensions of the data (``n_components_`` tells the number kept).
+    n_components : int or "auto", default "auto"
+        Number of axes kept. ``"auto"`` (or None): the fewest axes reaching ``AUTO_INERTIA_SHARE`` of
+        the total inertia, never ending inside a group of equal eigenvalues, at most
+        :func:`max_auto_axes` (see :func:`auto_axes`). An integer is capped at the number of
+        informative dimensions of the data (``n_components_`` tells the number kept).
     weights : Mapping[str, float], optional
         Column weights (default 1.0, or the ``Column.weight``): a column of weight ``w`` has its coded
         columns multiplied by ``sqrt(w)``, hence its share of the total inertia multiplied by ``w``.
@@ -465,9 +518,9 @@ class FactorSpace(BaseEstimator):
     --------
     >>> frame = pd.DataFrame({"age": [20, 35, 50, 65], "sex": ["F", "M", "F", "M"]})
     >>> space = FactorSpace({"age": "integer", "sex": "categorical"}).fit(frame)
-    >>> space.n_components_
-    2
-    >>> space.transform(frame.iloc[[0]]).round(3)
+    >>> space.n_components_, space.explained_inertia_.round(3)   # ncp auto: 95 % of the inertia needs both
+    (2, array([0.724, 0.276]))
+    >>> FactorSpace({"age": "integer", "sex": "categorical"}, n_components=2).fit(frame).transform(frame.iloc[[0]]).round(3)
     array([[-1.656, -0.242]])
     """
 
@@ -540,10 +593,11 @@ class FactorSpace(BaseEstimator):
         check_columns_present(frame, types, self.name)
         if len(frame) == 0:
             raise DataError(f"table {self.name!r} is empty", [Problem("a factor space cannot be fitted on zero rows", self.name)])
-        if self.n_components is not None and (
+        auto = self.n_components is None or (isinstance(self.n_components, str) and self.n_components == AUTO)
+        if not auto and (
             isinstance(self.n_components, bool) or not isinstance(self.n_components, int | np.integer) or self.n_components < 1
         ):
-            raise ParameterError(f"n_components (ncp) must be a positive integer, got {self.n_components!r}")
+            raise ParameterError(f"n_components (ncp) must be a positive integer or 'auto', got {self.n_components!r}")
         numeric = [c for c in types if types[c] in NUMERIC_KINDS]
         categorical = [c for c in types if types[c] in CATEGORICAL_KINDS]
         stats = {}
@@ -556,9 +610,20 @@ class FactorSpace(BaseEstimator):
         self.feature_names_ = tuple(self._feature_names())
         coded = self._code(frame)
         self.n_dims_ = sum(_informative_dimensions(s) for s in stats.values())
-        wanted = min(self.n_components or DEFAULT_NCP, self.n_dims_)
-        eigenvalues, vectors = self._principal_axes(coded, wanted)
+        cap = max_auto_axes(len(frame)) if auto else int(self.n_components)
+        # one eigenvalue beyond the cap tells whether the last axis kept ends a group of equal ones
+        eigenvalues, vectors = self._principal_axes(coded, min(cap + 1, self.n_dims_))
         self.total_inertia_ = float(np.sum(coded.numeric.var(axis=0)) + np.sum(coded.scale**2 * coded.shares * (1 - coded.shares)))
+        if auto:
+            kept = auto_axes(eigenvalues, self.total_inertia_, cap=cap, complete=len(eigenvalues) >= self.n_dims_)
+        else:
+            kept = min(cap, len(eigenvalues))
+            if 0 < kept < len(eigenvalues) and _tied(eigenvalues[kept - 1], eigenvalues[kept]):
+                logger.warning(
+                    "table %r: ncp=%d ends inside a group of equal eigenvalues (%.6g): the neighbours depend on which "
+                    "basis of that eigenspace the solver returns; ncp: auto avoids it", self.name, kept, eigenvalues[kept],
+                )
+        eigenvalues, vectors = eigenvalues[:kept], vectors[:, :kept]
         self.eigenvalues_ = eigenvalues
         self.explained_inertia_ = eigenvalues / self.total_inertia_ if self.total_inertia_ > 0 else eigenvalues
         self.components_ = vectors.T
@@ -605,8 +670,10 @@ class FactorSpace(BaseEstimator):
         if wanted == 0:
             return np.zeros(0), np.zeros((width, 0))
         if width <= DENSE_LIMIT or wanted >= width // 2:
-            eigenvalues, vectors = scipy.linalg.eigh(coded.covariance(), subset_by_index=[width - wanted, width - 1])
-            eigenvalues, vectors = eigenvalues[::-1], vectors[:, ::-1]
+            # the whole decomposition: LAPACK's subset drivers may return nothing when the subset
+            # boundary falls inside a large group of equal eigenvalues (an unrelated many-level column)
+            eigenvalues, vectors = scipy.linalg.eigh(coded.covariance())
+            eigenvalues, vectors = eigenvalues[::-1][:wanted], vectors[:, ::-1][:, :wanted]
         else:
             # no seed given: a fixed start vector all the same, so that the same data give the same axes
             seed = 0 if self.random_state is None else self.random_state
@@ -620,6 +687,69 @@ class FactorSpace(BaseEstimator):
         with np.errstate(divide="ignore", invalid="ignore"):
             indicators = z * np.sqrt(shares) / np.sqrt(weight) + shares
         return np.argmax(indicators, axis=1) if width else np.full(len(coords), -1)
+
+
+def max_auto_axes(n_rows: int) -> int:
+    """The most axes ``ncp: auto`` keeps on a table of ``n_rows`` rows (see ``NEIGHBOUR_BUDGET``).
+
+    Examples
+    --------
+    >>> max_auto_axes(1_000), max_auto_axes(10_000), max_auto_axes(30_000), max_auto_axes(1_000_000)
+    (100, 30, 10, 5)
+    """
+    return int(min(MAX_AUTO_AXES, max(MIN_AUTO_AXES, NEIGHBOUR_BUDGET // max(n_rows, 1))))
+
+
+def _tied(a: float, b: float) -> bool:
+    return abs(a - b) <= TIE_TOLERANCE * max(abs(a), abs(b))
+
+
+def auto_axes(eigenvalues, total_inertia: float, *, share: float | None = None, cap: int = MAX_AUTO_AXES,
+              complete: bool = True) -> int:
+    """The number of axes ``ncp: auto`` keeps.
+
+    The fewest leading axes whose eigenvalues reach ``share`` (default ``AUTO_INERTIA_SHARE``) of
+    ``total_inertia``, at most ``cap``. When the last of them belongs to a group of equal
+    eigenvalues (relative ``TIE_TOLERANCE``), the whole group is kept if it fits under ``cap``,
+    and none of it otherwise, so that the axes kept span the same space whichever basis of the
+    group the solver returned. ``eigenvalues`` are the leading ones, decreasing, one beyond
+    ``cap`` when there are more; ``complete`` says they are all of them.
+
+    Examples
+    --------
+    Three equal eigenvalues after a first one: reaching 50 % needs two axes, which would cut the
+    group; the group fits under the cap, so all four are kept; under a cap of 3, only the first:
+
+    >>> auto_axes([4.0, 1.0, 1.0, 1.0, 0.5], 10.0, share=0.5)
+    4
+    >>> auto_axes([4.0, 1.0, 1.0, 1.0, 0.5], 10.0, share=0.5, cap=3, complete=False)
+    1
+    """
+    eigenvalues = np.asarray(eigenvalues, dtype=np.float64)
+    if eigenvalues.size == 0:
+        return 0
+    share = AUTO_INERTIA_SHARE if share is None else share
+    reached = np.cumsum(eigenvalues) >= share * total_inertia * (1 - 1e-12)
+    kept = int(np.argmax(reached)) + 1 if reached.any() else len(eigenvalues)
+    kept = min(kept, cap, len(eigenvalues))
+    if kept == len(eigenvalues) or not _tied(eigenvalues[kept - 1], eigenvalues[kept]):
+        return kept
+    start = kept - 1
+    while start > 0 and _tied(eigenvalues[start - 1], eigenvalues[start]):
+        start -= 1
+    end = kept  # one past the group's last known axis
+    while end < len(eigenvalues) and _tied(eigenvalues[end - 1], eigenvalues[end]):
+        end += 1
+    group_known_to_end = end < len(eigenvalues) or complete
+    if group_known_to_end and end <= cap:
+        return end
+    if start > 0:
+        return start
+    logger.warning(
+        "the leading %d+ eigenvalues are equal (%.6g): more axes than the %d allowed would be needed to keep "
+        "them all; the %d kept are one basis of that eigenspace", end, eigenvalues[0], cap, kept,
+    )
+    return kept
 
 
 def _informative_dimensions(stats) -> int:

@@ -25,6 +25,8 @@ TARGETS = {
     "inference_continuous": 10.0,
     "hellinger_mean": 0.1,
     "correlation_difference_ratio": 10.0,
+    "impossible_combinations": 1.0,
+    "impossible_pairs": 1.0,
 }
 
 
@@ -46,10 +48,17 @@ class Metric:
         One sentence a release reviewer understands.
     breakdown : Mapping
         Details (per column, per table...), plain data.
+    floor : float or None
+        The noise floor: the value two random halves of the original give each other
+        (:mod:`relanon.metrics.noise_floor`); None when not measured.
+    margin : float or None
+        How far beyond the floor a value still passes.
 
     Examples
     --------
     >>> Metric("hidden_rate", 95.0, 90.0, "higher", "Share of hidden originals.").passed
+    True
+    >>> Metric("hellinger_mean", 0.25, 0.1, "lower", "Distance.", floor=0.24, margin=0.02).passed
     True
     """
 
@@ -59,6 +68,8 @@ class Metric:
     direction: str
     description: str
     breakdown: Mapping = field(default_factory=dict)
+    floor: float | None = None
+    margin: float | None = None
 
     def __post_init__(self):
         if self.direction not in (HIGHER, LOWER):
@@ -66,12 +77,24 @@ class Metric:
 
     @property
     def passed(self) -> bool | None:
-        """Whether the value is strictly on the good side of the target (None without a target)."""
+        """Whether the value is strictly on the good side of the target, or within the noise floor
+        plus the margin (None without a target)."""
         if self.target is None:
             return None
         if math.isnan(self.value):
             return False
-        return self.value > self.target if self.direction == HIGHER else self.value < self.target
+        if self.value > self.target if self.direction == HIGHER else self.value < self.target:
+            return True
+        return self.within_floor
+
+    @property
+    def within_floor(self) -> bool:
+        """Whether the value is explained by sampling noise: within ``floor`` plus ``margin``."""
+        if self.floor is None or self.margin is None or math.isnan(self.floor) or math.isnan(self.margin):
+            return False
+        if self.direction == HIGHER:
+            return self.value >= self.floor - self.margin
+        return self.value <= self.floor + self.margin
 
     def to_dict(self) -> dict:
         """Plain data for reports (JSON-ready)."""
@@ -81,6 +104,8 @@ class Metric:
             "target": self.target,
             "direction": self.direction,
             "passed": self.passed,
+            "floor": self.floor,
+            "margin": self.margin,
             "description": self.description,
             "breakdown": dict(self.breakdown),
         }
@@ -95,4 +120,5 @@ def metrics_frame(metrics: Iterable[Metric]) -> pd.DataFrame:
     [{'value': 0.3, 'passed': True}]
     """
     rows = [{k: v for k, v in m.to_dict().items() if k not in ("breakdown", "description")} for m in metrics]
-    return pd.DataFrame(rows, columns=["name", "value", "target", "direction", "passed"]).set_index("name")
+    columns = ["name", "value", "target", "direction", "passed", "floor", "margin"]
+    return pd.DataFrame(rows, columns=columns).set_index("name")

@@ -26,6 +26,7 @@ from relanon.engine.neighbours import count_strictly_closer, cross_neighbours
 from relanon.metrics.base import HIGHER, TARGETS, Metric
 
 DEFAULT_SAMPLE_SIZE = 10_000
+SPACE_SEED = 0  # the start vector of the Lanczos iterations on wide tables: one metric space per table
 
 
 # --------------------------------------------------------------------------- the space
@@ -40,7 +41,7 @@ def metric_space(original: pd.DataFrame, columns, *, ncp=None, weights=None, nam
     >>> metric_space(frame, {"x": "continuous", "c": "categorical"}).n_components_
     2
     """
-    return FactorSpace(columns, n_components=ncp, weights=weights, name=name).fit(original)
+    return FactorSpace(columns, n_components=ncp, weights=weights, random_state=SPACE_SEED, name=name).fit(original)
 
 
 def _avatar_of(pairing, n_originals: int, n_avatars: int) -> np.ndarray:
@@ -323,7 +324,7 @@ def inference(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, known, 
     if not known or not sensitive:
         raise ParameterError("the inference metrics need at least one known and one sensitive column")
     rows = _rows(rows, len(original))
-    space = FactorSpace({c: types[c] for c in known}, n_components=ncp, name="original").fit(original)
+    space = FactorSpace({c: types[c] for c in known}, n_components=ncp, random_state=SPACE_SEED, name="original").fit(original)
     attacked = original.iloc[rows]
     closest = cross_neighbours(space.transform(avatars), space.transform(attacked), 1).indices[:, 0]
     scores: dict[str, dict] = {"inference_categorical": {}, "inference_continuous": {}}
@@ -385,9 +386,9 @@ def privacy(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, pairing=N
     pairing : array of int, optional
         ``pairing[a]`` is the original position of avatar ``a`` (``AvatarResult.pairing``). The
         hidden rate and local cloaking need it and are computed only when it is given.
-    ncp : int, optional
-        Axes of the factor space of the originals (default ``min(5, dimensions)``; use the
-        table's avatarization ``ncp``).
+    ncp : int or "auto", optional
+        Axes of the factor space of the originals (default ``"auto"``; use the table's
+        avatarization ``ncp``).
     weights : Mapping[str, float], optional
         Column weights of the factor space.
     sample_size : int, default 10,000
@@ -419,7 +420,7 @@ def privacy(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, pairing=N
         raise ParameterError(f"sample_size must be a positive integer, got {sample_size!r}")
     types, column_weights = column_types(columns, weights)
     check_columns_present(avatars, types, f"{name} (avatars)")
-    space = FactorSpace(types, n_components=ncp, weights=column_weights, name=name)
+    space = FactorSpace(types, n_components=ncp, weights=column_weights, random_state=SPACE_SEED, name=name)
     original_coords = space.fit_transform(original)  # the space of metric_space(), coding the originals once
     avatar_coords = space.transform(avatars)
     rng = np.random.default_rng(random_state)

@@ -34,7 +34,8 @@ import pandas as pd
 from relanon.common.atomic import atomic_directory
 from relanon.common.errors import ParameterError, RelanonError
 from relanon.engine.factor_space import NUMERIC_KINDS, FactorSpace, numeric_values
-from relanon.metrics.scenarios import Evaluation, children_per_parent
+from relanon.metrics.scenarios import Evaluation, children_per_parent, similarity_passed
+from relanon.metrics.signal import column_bins, column_values
 from relanon.multitable.views import STANDALONE
 from relanon.present.attacks import attacks_section
 from relanon.schema.graph import all_links
@@ -45,9 +46,7 @@ METRICS_FILE = "metrics.json"
 INSTALL_HINT = 'pip install "relanon[report]"'
 
 MAX_COLUMNS = 12  # distribution pictures per table
-MAX_CATEGORIES = 20  # bars per categorical column, the rest grouped as "other"
-MAX_BINS = 40
-MIN_BINS = 20
+MAX_CATEGORIES = 20  # bars per column binned by value, the rest grouped as "other"
 MAX_CORRELATION_COLUMNS = 20
 SCATTER_SAMPLE = 5_000  # points per side in the factor-space picture
 FIT_SAMPLE = 20_000  # original rows the picture's factor space is fitted on
@@ -58,6 +57,7 @@ ORIGINAL_COLOUR, ANONYMIZED_COLOUR = "#4c72b0", "#dd8452"
 # Values read as percentages (one decimal); the others are shown with three significant digits...
 PERCENT_METRICS = frozenset({
     "hidden_rate", "row_direct_match_protection", "column_direct_match_protection", "correlation_difference_ratio",
+    "impossible_combinations", "impossible_pairs",
     "inference_categorical", "inference_continuous", "referential_integrity", "closer_to_training",
 })
 # ...except these, compared with a target near 0 or 1, where 3 significant digits would round onto it.
@@ -332,7 +332,40 @@ def _signal_section(evaluation) -> str:
         f'<section id="signal"><h2>Signal</h2><h3>Signal matrix</h3>{guide}'
         + _matrix_grid(matrix, evaluation.signal_passed, lambda v: f"{v:.3g}", _cell_views(evaluation, "signal"),
                        "misses its target")
+        + _floors_table(evaluation)
         + "</section>"
+    )
+
+
+def _floors_table(evaluation) -> str:
+    """Each signal metric beside its noise floor and target, and why it passes or fails."""
+    rows = []
+    for kind, view, metric in evaluation.metrics:
+        if kind != "signal" or metric.target is None:
+            continue
+        floor = "–" if metric.floor is None else _format(metric.name, metric.floor)
+        allowed = "–" if metric.floor is None else _format(metric.name, metric.floor + metric.margin)
+        sign = "<" if metric.direction == "lower" else ">"
+        good_side = metric.value < metric.target if metric.direction == "lower" else metric.value > metric.target
+        verdict = ("meets its target" if good_side else "within sampling noise" if metric.passed
+                   else "misses its target beyond sampling noise")
+        rows.append(
+            f'<tr><td class="text">{_e(view)}</td><td class="text">{_e(metric.name.replace("_", " "))}</td>'
+            f'<td class="{_state(metric.passed)}">{_e(_format(metric.name, metric.value))}</td>'
+            f"<td>{_e(floor)}</td><td>{_e(allowed)}</td><td>{_e(sign)} {_e(f'{metric.target:g}')}</td>"
+            f'<td class="text">{_e(verdict)}</td></tr>'
+        )
+    if not rows:
+        return ""
+    return (
+        "<h3>Signal metrics beside their noise floor</h3>"
+        "<p>The noise floor is what two random halves of the original table give each other (five seeded "
+        "splits): what sampling alone costs a table of this size. A metric passes under its target, or up to the "
+        "floor plus a margin: sqrt(floor&sup2; + target&sup2;) for distances (the loss of the release and "
+        "sampling noise add in quadrature), floor + 1 point for impossible combinations.</p>"
+        '<table><tr><th class="row">scenario</th><th class="row">metric</th><th>value</th><th>noise floor</th>'
+        '<th>passes up to</th><th>target</th><th class="row">reading</th></tr>'
+        + "".join(rows) + "</table>"
     )
 
 
@@ -382,12 +415,13 @@ def _links_section(evaluation) -> str:
         linked = f"{report.n_linked:,} of {report.n_children:,}" if report is not None else "–"
         sensitive = method == "original_order"
         flag = " ⚠ least private: each child keeps the parent of its original record" if sensitive else ""
-        similar = "na" if pd.isna(r.children_per_parent) else _state(r.children_per_parent > targets["children_per_parent"])
+        similar = "na" if pd.isna(r.children_per_parent) else _state(similarity_passed(r.children_per_parent, floor_of(r)))
         rows.append(
             f'<tr class="{"sensitive" if sensitive else "plain"}">'
             f'<td class="text">{_e(_link_label(r.child, r.column, r.parent))}</td>'
             f'<td class="text">{_e(method + flag)}</td><td>{_e(linked)}</td>'
             f'<td class="{similar}">{_e(_format("children_per_parent", r.children_per_parent))}</td>'
+            f'<td>{_e(_format("children_per_parent", floor_of(r)))}</td>'
             f"{_fidelity_cell(r, targets)}"
             f"<td>{_pair(r.mean_children_original, r.mean_children_anonymized, '.2f')}</td>"
             f"<td>{_pair(r.max_children_original, r.max_children_anonymized, 'd')}</td>"
@@ -397,6 +431,7 @@ def _links_section(evaluation) -> str:
         '<tr><th class="row">link (child.column -&gt; parent)</th><th class="row">matching method</th>'
         "<th>children linked</th>"
         f"<th>children per parent<br>similarity (&gt; {_e(targets['children_per_parent'])})</th>"
+        "<th>noise floor<br>(two halves of the parents)</th>"
         f"<th>link fidelity<br>(&gt; {_e(targets.get('link_fidelity'))} or &ge; floor)</th>"
         "<th>mean children<br>original / anonymized</th><th>max children<br>original / anonymized</th>"
         "<th>referential integrity %<br>(= 100)</th></tr>"
@@ -416,6 +451,11 @@ def _fidelity_cell(row, targets) -> str:
     ok = value > targets.get("link_fidelity", 0.85) or (not pd.isna(floor) and value >= floor)
     shown = f"{value:.3f}" + ("" if pd.isna(floor) else f" (floor {floor:.3f})")
     return f'<td class="{_state(ok)}">{_e(shown)}</td>'
+
+
+def floor_of(relation) -> float:
+    """The children-per-parent noise floor of a relations row (NaN for an evaluation read from an older file)."""
+    return getattr(relation, "children_per_parent_floor", float("nan"))
 
 
 def _details_section(evaluation) -> str:
@@ -551,9 +591,9 @@ def _table_pictures(evaluation, table) -> str:
     if len(original) == 0 or len(released) == 0:
         return head + f'<p class="note">{len(original):,} original and {len(released):,} anonymized rows: no picture.</p>'
     parts = [head, f'<p class="note">{len(original):,} original rows, {len(released):,} anonymized rows.</p>']
-    distances = _hellinger_per_column(evaluation, name)
+    distances, floors = _hellinger_per_column(evaluation, name)
     shown, hidden = _columns_shown(list(types), distances)
-    parts.append(_figure(_distributions_figure(original, released, {c: types[c] for c in shown}, distances),
+    parts.append(_figure(_distributions_figure(original, released, {c: types[c] for c in shown}, distances, floors),
                          f"{name}: distribution of each column, original vs anonymized (H: Hellinger distance)"))
     if hidden:
         parts.append(f'<p class="note">{len(hidden)} more column{"s" if len(hidden) > 1 else ""}, closer to '
@@ -569,11 +609,12 @@ def _table_pictures(evaluation, table) -> str:
     return "".join(parts)
 
 
-def _hellinger_per_column(evaluation, table: str) -> dict:
+def _hellinger_per_column(evaluation, table: str) -> tuple[dict, dict]:
+    """The Hellinger distance of every column of the table alone, and its noise floor."""
     for kind, view, metric in evaluation.metrics:
         if kind == "signal" and view == f"{STANDALONE}({table})" and metric.name == "hellinger_mean":
-            return dict(metric.breakdown.get("per_column", {}))
-    return {}
+            return dict(metric.breakdown.get("per_column", {})), dict(metric.breakdown.get("floor_per_column", {}))
+    return {}, {}
 
 
 def _columns_shown(columns: list[str], distances: dict) -> tuple[list[str], list[str]]:
@@ -608,82 +649,60 @@ def _new_figure(width: float, height: float):
 
 @dataclass(frozen=True)
 class _Shares:
-    """What one distribution picture draws: shares of all rows per bar or bin, and missing shares."""
+    """What one distribution picture draws, on the shared bins of the metrics
+    (:func:`relanon.metrics.signal.column_bins`): shares of all rows per bar or bin, and missing shares."""
 
     original: np.ndarray
     released: np.ndarray
     missing: tuple[float, float]
-    labels: tuple[str, ...] = ()  # categorical: one per bar (missing is the last bar when present)
-    edges: np.ndarray | None = None  # numeric: bin edges fixed on the original
+    labels: tuple[str, ...] = ()  # value bins: one per bar (missing is the last bar when present)
+    edges: np.ndarray | None = None  # quantile bins: edges, the outer ones the original's range
 
 
-def _category_shares(original: pd.Series, released: pd.Series) -> _Shares:
-    """Top MAX_CATEGORIES modalities of the original, then "other", then "missing" when any."""
-    o_counts = original.value_counts(dropna=True)
-    r_counts = released.value_counts(dropna=True)
-    # ties between equally frequent modalities are broken by their text, so the order is stable
-    order = np.lexsort((np.asarray(o_counts.index.astype(str), dtype=object), -o_counts.to_numpy()))
-    top = o_counts.index[order[:MAX_CATEGORIES]]
-    n_o, n_r = max(len(original), 1), max(len(released), 1)
-    o_top = o_counts.reindex(top, fill_value=0).to_numpy(dtype=np.float64)
-    r_top = r_counts.reindex(top, fill_value=0).to_numpy(dtype=np.float64)
-    missing = (float(original.isna().sum()) / n_o, float(released.isna().sum()) / n_r)
-    o_shares, r_shares = list(o_top / n_o), list(r_top / n_r)
-    labels = [_short(v) for v in top]
-    o_other = 1.0 - missing[0] - sum(o_shares) if len(original) else 0.0
-    r_other = 1.0 - missing[1] - sum(r_shares) if len(released) else 0.0
-    if len(order) > len(top) or r_other > 1e-12:
-        o_shares.append(max(o_other, 0.0))
-        r_shares.append(max(r_other, 0.0))
-        labels.append("other")
+def _shares(original: pd.Series, released: pd.Series, kind: str) -> _Shares:
+    """The shares of a column on the bins of the Hellinger metric.
+
+    Value bins (categoricals, numbers from a small set): the MAX_CATEGORIES values most frequent in
+    the original, then "other" (the rest, and values the original never holds), then "missing".
+    Quantile bins: one share per bin (released values beyond the original range in the end bins).
+    """
+    bins = column_bins(original, kind)
+    o = bins.shares(column_values(original, kind))
+    r = bins.shares(column_values(released, kind))
+    missing = (float(o[-1]), float(r[-1]))
+    if not bins.by_value:
+        return _Shares(o[:-1], r[:-1], missing, edges=bins.edges)
+    labels = [_value_label(v, kind) for v in bins.values]
+    o_values, r_values = o[:-2], r[:-2]
+    # ties between equally frequent values are broken by their text, so the order is stable
+    order = np.lexsort((np.asarray(labels, dtype=object), -o_values))
+    top, rest = order[:MAX_CATEGORIES], order[MAX_CATEGORIES:]
+    o_shares, r_shares, shown = list(o_values[top]), list(r_values[top]), [labels[i] for i in top]
+    o_other, r_other = float(o_values[rest].sum() + o[-2]), float(r_values[rest].sum() + r[-2])
+    if len(rest) or r_other > 1e-12:
+        o_shares.append(o_other)
+        r_shares.append(r_other)
+        shown.append("other")
     if missing[0] or missing[1]:
         o_shares.append(missing[0])
         r_shares.append(missing[1])
-        labels.append("missing")
-    return _Shares(np.array(o_shares), np.array(r_shares), missing, tuple(labels))
+        shown.append("missing")
+    return _Shares(np.array(o_shares), np.array(r_shares), missing, tuple(shown))
 
 
-def _numeric_shares(original: pd.Series, released: pd.Series, kind: str) -> _Shares:
-    """Shares per bin, the bins fixed on the original; released values outside them go to the end bins."""
-    o_values, r_values = numeric_values(original, kind), numeric_values(released, kind)
-    edges = _bin_edges(o_values[~np.isnan(o_values)], kind)
-    return _Shares(_binned(o_values, edges), _binned(r_values, edges),
-                   (_missing_share(o_values), _missing_share(r_values)), edges=edges)
+def _value_label(value, kind: str) -> str:
+    if kind == "datetime":
+        stamp = pd.Timestamp(float(value), unit="s")
+        return _short(stamp.date() if stamp == stamp.normalize() else stamp)
+    if kind in NUMERIC_KINDS:
+        return _short(f"{float(value):g}")
+    return _short(value)
 
 
-def _bin_edges(observed: np.ndarray, kind: str) -> np.ndarray:
-    # bins on the finite values (infinite ones fall in the end bins); edges as weighted means of the
-    # ends, which stay finite where high - low overflows (values of +-1e308)
-    observed = observed[np.isfinite(observed)]
-    if observed.size == 0:
-        return np.array([0.0, 1.0])
-    low, high = float(observed.min()), float(observed.max())
-    if kind == "integer" and high - low + 1 <= MAX_BINS:
-        return np.arange(low - 0.5, high + 1.0)
-    if high == low:
-        half = 43_200.0 if kind == "datetime" else max(0.5, abs(low) * 1e-9)  # a constant date: a one-day bin
-        return np.array([low - half, high + half])
-    sturges = int(np.ceil(np.log2(observed.size))) + 1
-    share = np.linspace(0.0, 1.0, min(max(sturges, MIN_BINS), MAX_BINS) + 1)
-    edges = low * (1.0 - share) + high * share
-    return edges if np.all(np.diff(edges) > 0) else np.array([low, high])
-
-
-def _binned(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    present = values[~np.isnan(values)]
-    inside = np.clip(np.searchsorted(edges, present, side="right") - 1, 0, len(edges) - 2)
-    return np.bincount(inside, minlength=len(edges) - 1) / max(len(values), 1)
-
-
-def _missing_share(values: np.ndarray) -> float:
-    return float(np.isnan(values).mean()) if len(values) else 0.0
-
-
-def _distributions_figure(original: pd.DataFrame, released: pd.DataFrame, types: dict, distances: dict):
-    shares = {
-        c: _numeric_shares(original[c], released[c], kind) if kind in NUMERIC_KINDS else _category_shares(original[c], released[c])
-        for c, kind in types.items()
-    }
+def _distributions_figure(original: pd.DataFrame, released: pd.DataFrame, types: dict, distances: dict,
+                          floors: dict | None = None):
+    floors = floors or {}
+    shares = {c: _shares(original[c], released[c], kind) for c, kind in types.items()}
     columns = list(types)
     per_row = 2 if len(columns) > 1 else 1
     n_rows = math.ceil(len(columns) / per_row)
@@ -694,7 +713,7 @@ def _distributions_figure(original: pd.DataFrame, released: pd.DataFrame, types:
         row, slot = divmod(position, per_row)
         s = shares[column]
         numeric = s.edges is not None
-        with_missing = numeric and (s.missing[0] > 0 or s.missing[1] > 0)
+        with_missing = numeric and (s.missing[0] > 0 or s.missing[1] > 0)  # bars show "missing" as a bar
         if with_missing:
             axes, missing_axes = figure.add_subplot(grid[row, 2 * slot]), figure.add_subplot(grid[row, 2 * slot + 1])
             _draw_missing(missing_axes, s.missing)
@@ -705,6 +724,8 @@ def _distributions_figure(original: pd.DataFrame, released: pd.DataFrame, types:
         else:
             _draw_bars(axes, s)
         distance = f", H = {distances[column]:.3f}" if column in distances else ""
+        if column in floors:
+            distance += f", floor {floors[column]:.3f}"
         axes.set_title(f"{column} ({types[column]}{distance})", fontsize=10)
         axes.tick_params(labelsize=8)
     _legend(figure)
@@ -720,6 +741,7 @@ def _legend(figure) -> None:
 
 
 def _draw_histogram(axes, s: _Shares, kind: str) -> None:
+    """Quantile bins as a density histogram (share / width), so that the shape reads as usual."""
     edges = s.edges
     if kind == "datetime":
         import matplotlib.dates as mdates
@@ -732,9 +754,16 @@ def _draw_histogram(axes, s: _Shares, kind: str) -> None:
         # matplotlib cannot place ticks on a span that overflows (values of +-1e308): draw in units of 1e300
         edges = edges / 1e300
         axes.set_xlabel("value / 1e300", fontsize=8)
-    axes.stairs(s.original, edges, fill=True, color=ORIGINAL_COLOUR, alpha=0.45, label="original")
-    axes.stairs(s.released, edges, color=ANONYMIZED_COLOUR, linewidth=1.8, label="anonymized")
-    axes.set_ylabel("share of rows", fontsize=8)
+    widths = np.diff(edges)
+    span = float(edges[-1] - edges[0])
+    widths = np.maximum(widths, span / 1000 if span > 0 else 1.0)  # a bin of one tied value still shows
+    if span <= 0:
+        edges = np.array([edges[0] - 0.5, edges[0] + 0.5])
+    else:
+        edges = np.concatenate([[edges[0]], edges[0] + np.cumsum(widths)])
+    axes.stairs(s.original / widths, edges, fill=True, color=ORIGINAL_COLOUR, alpha=0.45, label="original")
+    axes.stairs(s.released / widths, edges, color=ANONYMIZED_COLOUR, linewidth=1.8, label="anonymized")
+    axes.set_ylabel("share / bin width", fontsize=8)
 
 
 def _draw_missing(axes, missing: tuple[float, float]) -> None:
@@ -841,19 +870,14 @@ def _link_pictures(evaluation) -> str:
 
 
 def _children_figure(original: np.ndarray, released: np.ndarray, link):
-    largest = int(max(original.max(initial=0), released.max(initial=0)))
-    if largest + 1 <= MAX_BINS:
-        edges = np.arange(-0.5, largest + 1.0)
-    else:
-        edges = np.linspace(-0.5, largest + 0.5, MAX_BINS + 1)
     figure = _new_figure(6.4, 3.2)
     axes = figure.subplots()
-    axes.stairs(_binned(original.astype(np.float64), edges), edges, fill=True, color=ORIGINAL_COLOUR, alpha=0.45,
-                label="original")
-    axes.stairs(_binned(released.astype(np.float64), edges), edges, color=ANONYMIZED_COLOUR, linewidth=1.8,
-                label="anonymized")
+    shares = _shares(pd.Series(original, dtype="int64"), pd.Series(released, dtype="int64"), "integer")
+    if shares.edges is None:
+        _draw_bars(axes, shares)
+    else:
+        _draw_histogram(axes, shares, "integer")
     axes.set_xlabel(f"{link.child} rows per {link.parent} row", fontsize=9)
-    axes.set_ylabel(f"share of {link.parent} rows", fontsize=9)
     axes.set_title(_link_label(link.child, link.column, link.parent), fontsize=10)
     axes.legend(fontsize=8)
     return figure

@@ -72,12 +72,13 @@ class Anonymization:
     """How a table is anonymized.
 
     ``k`` and ``ncp`` left to ``None`` take their defaults when the table is processed
-    (``k`` = 10 for avatar, 5 for bucketize; ``ncp`` = min(5, number of dimensions)).
+    (``k`` = 10 for avatar, 5 for bucketize; ``ncp`` = ``"auto"``, see
+    :class:`relanon.engine.factor_space.FactorSpace`).
     """
 
     method: str = "avatar"
     k: int | None = None
-    ncp: int | None = None
+    ncp: int | str | None = None
     sensitive: tuple[str, ...] = ()
     l: int | None = None  # noqa: E741 - the letter of l-diversity
     allow_suppression: bool = False
@@ -428,6 +429,9 @@ def _explain(error) -> Problem:
         return Problem(_bad_column_message(instance), table, column)
     if kind == "enum":
         return Problem(prefix + _unknown_value(instance, error.validator_value), table, column)
+    if path and path[-1] == "ncp" and kind == "oneOf":
+        return Problem(f"{prefix}ncp must be a positive integer or 'auto'{_did_you_mean(instance, ['auto'])}, got {instance!r}",
+                       table, column)
     if path == ("relanon",):
         return Problem(f"this relanon reads schema format 1; the file says relanon: {instance!r}")
     message = error.message if len(error.message) <= 300 else error.message[:300] + "..."
@@ -522,7 +526,7 @@ def _build_anonymization(spec) -> Anonymization:
     return Anonymization(
         method=str(spec.get("method", "avatar")),
         k=integer("k"),
-        ncp=integer("ncp"),
+        ncp="auto" if spec.get("ncp") == "auto" else integer("ncp"),
         sensitive=(sensitive,) if isinstance(sensitive, str) else _names(sensitive),
         l=integer("l"),
         allow_suppression=bool(spec.get("allow_suppression", False)),

@@ -1,0 +1,201 @@
+"""The one binning of a column's values, shared by every comparison of distributions.
+
+The Hellinger metric, the report's pictures and the link-fidelity metric compare an original column
+with a released one on bins fixed on the *original*:
+
+- a column with few distinct values (a categorical, a boolean, or numbers from a small set: doses,
+  counts, years) gets one bin per original value; a released value that the original never holds
+  falls in an ``other`` bin of its own, so a dose of 35.294 mg where the original has 30 and 40 is
+  seen as the loss it is;
+- any other numeric column (dates as seconds) gets quantile bins of the original: about as many
+  original rows in each bin, so a long tail or a cluster of small values is not swallowed by one
+  equal-width bin; released values beyond the original range fall in the end bins;
+- a missing value is a bin of its own.
+
+Quantiles are read off the sorted values (no interpolation), so values near +-1e308 never overflow;
+a constant column is one bin.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+MAX_DISTINCT_VALUES = 50
+"""A numeric column with at most this many distinct values may be a small set (see :func:`few_values`)."""
+
+MIN_ROWS_PER_VALUE = 10
+"""...provided its values repeat: on average at least this many rows per distinct value."""
+
+MAX_QUANTILE_BINS = 20
+
+OTHER, MISSING = "other", "missing"
+
+
+def few_values(n_distinct: int, n_present: int) -> bool:
+    """Whether a numeric column with ``n_distinct`` values over ``n_present`` rows is a small set of values.
+
+    At most :data:`MAX_DISTINCT_VALUES` distinct values, each held by :data:`MIN_ROWS_PER_VALUE` rows
+    on average: doses, counts, a year. Twenty hospitals with twenty different numbers of beds are not.
+
+    Examples
+    --------
+    >>> few_values(20, 50_000), few_values(20, 20), few_values(34, 200), few_values(300, 100_000)
+    (True, False, False, False)
+    """
+    return 0 < n_distinct <= MAX_DISTINCT_VALUES and n_present >= MIN_ROWS_PER_VALUE * n_distinct
+
+
+def quantile_bin_count(n_present: int) -> int:
+    """Sturges' number of bins, ``ceil(log2 n) + 1``, at most :data:`MAX_QUANTILE_BINS`.
+
+    Examples
+    --------
+    >>> quantile_bin_count(20), quantile_bin_count(10_000), quantile_bin_count(10**6)
+    (6, 15, 20)
+    """
+    if n_present <= 1:
+        return 1
+    return min(MAX_QUANTILE_BINS, math.ceil(math.log2(n_present)) + 1)
+
+
+@dataclass(frozen=True)
+class Bins:
+    """Bins fixed on an original column; :meth:`codes` places any values in them.
+
+    The bins are, in order: one per original value (``values``) or one per quantile interval
+    (``cuts``, the interior cut points), then ``other`` (values the original never holds; value
+    bins only), then ``missing``.
+
+    Attributes
+    ----------
+    values : pandas.Index or None
+        The original's distinct values, sorted when they can be, for value bins.
+    cuts : numpy.ndarray or None
+        Interior cut points of quantile bins: bin ``b`` holds ``cuts[b-1] < x <= cuts[b]``.
+    low, high : float
+        The original's smallest and largest present values (numeric bins; NaN otherwise), the
+        outer edges of a histogram.
+    """
+
+    values: pd.Index | None = None
+    cuts: np.ndarray | None = None
+    low: float = math.nan
+    high: float = math.nan
+
+    @property
+    def by_value(self) -> bool:
+        return self.values is not None
+
+    @property
+    def n_bins(self) -> int:
+        """Number of bins, ``other`` and ``missing`` included."""
+        if self.by_value:
+            return len(self.values) + 2
+        return len(self.cuts) + 2
+
+    @property
+    def edges(self) -> np.ndarray:
+        """Histogram edges of quantile bins: ``low``, the cuts, ``high``."""
+        if self.by_value:
+            raise ValueError("value bins have no edges")
+        return np.concatenate([[self.low], self.cuts, [self.high]])
+
+    @property
+    def labels(self) -> list[str]:
+        """A label per bin (values, or intervals ``[a, b)``), ``other`` and ``missing`` last."""
+        if self.by_value:
+            return [str(v) for v in self.values] + [OTHER, MISSING]
+        edges = self.edges
+        return [f"({edges[i]:.4g}, {edges[i + 1]:.4g}]" for i in range(len(edges) - 1)] + [MISSING]
+
+    def codes(self, values) -> np.ndarray:
+        """The bin of every value: an int64 array, ``n_bins - 1`` for a missing value.
+
+        ``values`` are what :func:`fit_bins` was given: labels (any hashable values) for value
+        bins of a categorical column, floats (NaN missing) otherwise.
+        """
+        missing = np.asarray(pd.isna(values), dtype=bool).reshape(-1)
+        if self.by_value:
+            codes = np.asarray(self.values.get_indexer(_as_index(values)), dtype=np.int64)
+            codes[codes < 0] = len(self.values)  # never held by the original: "other"
+        else:
+            numbers = np.asarray(values, dtype=np.float64)
+            codes = np.searchsorted(self.cuts, numbers, side="left").astype(np.int64)
+        codes[missing] = self.n_bins - 1
+        return codes
+
+    def shares(self, values) -> np.ndarray:
+        """Share of ``values`` in each bin (summing to 1; zeros for no value)."""
+        codes = self.codes(values)
+        counts = np.bincount(codes, minlength=self.n_bins).astype(np.float64)
+        return counts / max(len(codes), 1)
+
+
+def fit_bins(values, *, numeric: bool) -> Bins:
+    """The bins of an original column.
+
+    Parameters
+    ----------
+    values : array-like
+        The original values: floats with NaN for missing when ``numeric`` (dates as seconds), any
+        hashable labels otherwise (None, NaN, NaT and pandas.NA are missing).
+    numeric : bool
+        Whether the values are numbers. Non-numeric values always get one bin per value; numbers
+        too when they are a small set (:func:`few_values`), quantile bins otherwise.
+
+    Examples
+    --------
+    >>> bins = fit_bins(np.array([1.0, 1.0, 2.0, 2.0, 2.0, np.nan] * 5), numeric=True)
+    >>> bins.labels, bins.codes(np.array([2.0, 3.0, np.nan])).tolist()
+    (['1.0', '2.0', 'other', 'missing'], [1, 2, 3])
+    >>> bins = fit_bins(np.arange(100.0), numeric=True)
+    >>> len(bins.cuts), bins.codes(np.array([-5.0, 50.0, 1e308])).tolist()
+    (7, [0, 4, 7])
+    """
+    if not numeric:
+        labels = _as_index(values)
+        present = labels[~np.asarray(pd.isna(labels), dtype=bool)]
+        distinct = pd.Index(present.unique())
+        try:
+            distinct = distinct.sort_values()
+        except TypeError:  # labels that cannot be ordered: keep their order of appearance
+            pass
+        return Bins(values=distinct)
+    numbers = np.asarray(values, dtype=np.float64).reshape(-1)
+    present = np.sort(numbers[np.isfinite(numbers)])  # infinite values (never in a typed column) go to the end bins
+    if present.size == 0:
+        return Bins(values=pd.Index(np.unique(numbers[~np.isnan(numbers)]), dtype=np.float64))
+    distinct = np.unique(present)
+    low, high = float(present[0]), float(present[-1])
+    if few_values(len(distinct), len(present)) or len(distinct) == 1:
+        return Bins(values=pd.Index(distinct), low=low, high=high)
+    count = quantile_bin_count(len(present))
+    # the quantiles at 1/count, 2/count...: the smallest values x with F(x) >= q (inverted CDF)
+    positions = np.ceil(np.arange(1, count) * len(present) / count).astype(np.int64) - 1
+    cuts = np.unique(present[positions])
+    cuts = cuts[cuts < high]  # a cut at the maximum would leave the last bin empty
+    return Bins(cuts=cuts, low=low, high=high)
+
+
+def _as_index(values) -> pd.Index:
+    """Labels as an object Index: categorical, boolean and text columns compare by value."""
+    if isinstance(values, pd.Series | pd.Index):
+        values = values.array
+    return pd.Index(np.asarray(values, dtype=object), dtype=object)
+
+
+def hellinger(p: np.ndarray, q: np.ndarray) -> float:
+    """Hellinger distance ``sqrt(sum_b (sqrt(p_b) - sqrt(q_b))^2 / 2)`` between two share vectors.
+
+    0 for equal shares, 1 for disjoint ones.
+
+    Examples
+    --------
+    >>> hellinger(np.array([0.5, 0.5]), np.array([1.0, 0.0])).__round__(4)
+    0.5412
+    """
+    return float(np.sqrt(np.sum((np.sqrt(p) - np.sqrt(q)) ** 2) / 2))
