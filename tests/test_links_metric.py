@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from relanon.metrics.links import FlooredMetric, link_fidelity, pair_similarities, total_variation
+from relanon.metrics.base import Metric
+from relanon.metrics.links import link_fidelity, pair_similarities, total_variation
 from relanon.schema.graph import all_links
 from relanon.schema.model import load_schema
 
@@ -72,10 +73,12 @@ def test_pair_similarities_fall_back_to_contingency_for_a_constant_column():
 
 
 def test_a_score_under_its_target_passes_within_its_noise_floor():
-    within = FlooredMetric("link_fidelity", 0.6, 0.85, "higher", "d", floor=0.55)
-    below = FlooredMetric("link_fidelity", 0.5, 0.85, "higher", "d", floor=0.55)
+    original = database([1, 1, 2, 2])
+    metric = link_fidelity(SCHEMA, original, database([1, 2, 1, 2]), all_links(SCHEMA)[0])
+    assert metric.margin == 0.0 and np.isnan(metric.floor)  # two parents cannot be halved
+    within = Metric("link_fidelity", 0.6, 0.85, "higher", "d", floor=0.55, margin=0.0)
+    below = Metric("link_fidelity", 0.5, 0.85, "higher", "d", floor=0.55, margin=0.0)
     assert within.passed is True and below.passed is False
-    assert within.to_dict()["noise_floor"] == 0.55
 
 
 def test_the_noise_floor_of_a_small_link_is_low_and_of_a_large_one_high():

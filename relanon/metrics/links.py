@@ -15,7 +15,7 @@ working) lowers the contingency and correlation of the pairs that tie them; the 
 distribution does not see it.
 
 The *noise floor* is the score that two random halves of the original give each other, the parents
-split in two with their children (a few seeded splits, averaged): the score a perfect release could
+split in two with their children (the seeded splits of :mod:`relanon.metrics.noise_floor`, averaged): the score a perfect release could
 not beat at this size. A link passes when its score is above the target or at least its floor.
 These are the measures of SDMetrics' Intertable Trends (correlation and contingency similarity
 across a link), computed here on relanon's own binning.
@@ -24,7 +24,6 @@ across a link), computed here on relanon's own binning.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -32,12 +31,12 @@ import pandas as pd
 from relanon.common.link_binning import bin_codes
 from relanon.engine.factor_space import NUMERIC_KINDS, numeric_values
 from relanon.metrics.base import HIGHER, Metric
+from relanon.metrics.noise_floor import DEFAULT_SPLITS, NOISE_FLOOR_SEED, noise_floor
 from relanon.multitable.views import parent_positions
 from relanon.schema.graph import Link
 from relanon.schema.model import Schema
 
 LINK_FIDELITY_TARGET = 0.85
-NOISE_SPLITS = 3
 
 DESCRIPTION = (
     "Mean over every (child column, parent column) pair, after joining each child to its parent, of "
@@ -46,29 +45,8 @@ DESCRIPTION = (
 )
 
 
-@dataclass(frozen=True)
-class FlooredMetric(Metric):
-    """A metric that also passes within its noise floor (the value two halves of the original give).
-
-    ``floor`` is on the same scale as ``value``: for a higher-is-better score, the release passes when
-    ``value > target`` or ``value >= floor``.
-    """
-
-    floor: float | None = None
-
-    @property
-    def passed(self) -> bool | None:
-        beyond_target = super().passed
-        if beyond_target or self.floor is None or math.isnan(self.floor) or math.isnan(self.value):
-            return beyond_target
-        return self.value >= self.floor if self.direction == HIGHER else self.value <= self.floor
-
-    def to_dict(self) -> dict:
-        return {**super().to_dict(), "passed": self.passed, "noise_floor": self.floor}
-
-
-def link_fidelity(schema: Schema, original, anonymized, link: Link, *, columns=None, n_splits: int = NOISE_SPLITS,
-                  random_state=0) -> FlooredMetric:
+def link_fidelity(schema: Schema, original, anonymized, link: Link, *, columns=None, n_splits: int = DEFAULT_SPLITS,
+                  random_state=NOISE_FLOOR_SEED) -> Metric:
     """The link-fidelity score of one link, per pair in its breakdown, with its noise floor.
 
     Parameters
@@ -88,8 +66,9 @@ def link_fidelity(schema: Schema, original, anonymized, link: Link, *, columns=N
 
     Returns
     -------
-    FlooredMetric
-        ``link_fidelity``: value, target 0.85, floor; breakdown ``pairs`` (``"child ~ parent"`` ->
+    Metric
+        ``link_fidelity``: value, target 0.85, noise floor (margin 0: a release passes at the floor,
+        since two halves differ more than the original and a release of its size); breakdown ``pairs`` (``"child ~ parent"`` ->
         similarity), ``measures`` (which measure each pair used) and ``noise_floor``.
 
     Examples
@@ -107,11 +86,11 @@ def link_fidelity(schema: Schema, original, anonymized, link: Link, *, columns=N
     pairs, measures = pair_similarities(o_child, o_parent, a_child, a_parent, types)
     value = float(np.mean(list(pairs.values()))) if pairs else float("nan")
     floor = halves_noise_floor(o_child, o_parent, o_groups, types, n_splits, random_state) if pairs else float("nan")
-    return FlooredMetric(
+    return Metric(
         "link_fidelity", value, LINK_FIDELITY_TARGET, HIGHER, DESCRIPTION,
         {"pairs": pairs, "measures": measures, "noise_floor": floor,
          "link": f"{link.child}.{link.column} -> {link.parent}"},
-        floor=floor,
+        floor=floor, margin=0.0,
     )
 
 
@@ -177,25 +156,24 @@ def total_variation(original_a, original_b, released_a, released_b) -> float:
     return float(np.abs(o.reindex(cells, fill_value=0.0) - r.reindex(cells, fill_value=0.0)).sum() / 2)
 
 
-def halves_noise_floor(child, parent, groups, types, n_splits: int = NOISE_SPLITS, random_state=0) -> float:
+def halves_noise_floor(child, parent, groups, types, n_splits: int = DEFAULT_SPLITS, random_state=NOISE_FLOOR_SEED) -> float:
     """The link score that two random halves of the original give each other (mean over splits).
 
-    Stand-in for the noise-floor helper of issue 10, to be replaced by it: the parents are split
-    at random in two halves, each taking its children with it, and one half is scored against the
-    other. NaN with no split or fewer than two parents.
+    The parents are split in two halves by :func:`relanon.metrics.noise_floor.noise_floor` (the
+    floor of every signal metric), each taking its children with it, and one half is scored
+    against the other. NaN with no split or too few parents.
     """
     parents = np.unique(groups)
-    if n_splits <= 0 or parents.size < 2:
+    if n_splits <= 0:
         return float("nan")
-    rng = np.random.default_rng(random_state)
-    scores = []
-    for _ in range(n_splits):
-        first = np.isin(groups, rng.permutation(parents)[: parents.size // 2])
-        a, b = np.flatnonzero(first), np.flatnonzero(~first)
-        pairs, _ = pair_similarities(child.iloc[a].reset_index(drop=True), parent.iloc[a].reset_index(drop=True),
-                                     child.iloc[b].reset_index(drop=True), parent.iloc[b].reset_index(drop=True), types)
-        scores.append(np.mean(list(pairs.values())))
-    return float(np.mean(scores))
+
+    def score(a, b):
+        first, second = np.isin(groups, parents[a]), np.isin(groups, parents[b])
+        pairs, _ = pair_similarities(child[first].reset_index(drop=True), parent[first].reset_index(drop=True),
+                                     child[second].reset_index(drop=True), parent[second].reset_index(drop=True), types)
+        return float(np.mean(list(pairs.values()))) if pairs else float("nan")
+
+    return float(noise_floor(score, parents.size, splits=n_splits, random_state=random_state).value)
 
 
 # --------------------------------------------------------------------------- helpers

@@ -205,7 +205,7 @@ def dependence(original: pd.DataFrame, own, anchors, types, *, sample: int = REL
     >>> kids = pd.DataFrame({"year": [1, 2, 3, 4], "p::first": [1, 1, 3, 3], "p::noise": ["a", "b", "a", "b"]})
     >>> types = {"year": "integer", "p::first": "integer", "p::noise": "categorical"}
     >>> [w.round(2).tolist() for w in dependence(kids, ["year"], ["p::first", "p::noise"], types)]
-    [[1.0, 1.0], [0.0]]
+    [[1.0, 0.71], [0.0]]
     """
     step = max(1, len(original) // sample)
     rows = original.iloc[::step]
