@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from relanon.common.console import Terminated, terminate_like_interrupt, warnings_printed_once
-from relanon.common.errors import ProblemsError, RelanonError, StorageError
+from relanon.common.errors import ParameterError, ProblemsError, RelanonError, StorageError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
@@ -32,7 +32,9 @@ EPILOG = {
     "validate": "example:\n  relanon validate schema.yaml --data data/",
     "demo": "example:\n  relanon demo --out demo_out",
     "init": "example:\n  relanon init --data data/ --out schema.yaml",
-    "anonymize": "example:\n  relanon anonymize schema.yaml --data data/ --out released/ --seed 7",
+    "anonymize": "examples:\n  relanon anonymize schema.yaml --data data/ --out released/ --seed 7\n"
+                 "  relanon anonymize schema.yaml --data parts/ --out released/ --engine dask --workers 2\n"
+                 "  relanon anonymize schema.yaml --data parts/ --out released/ --engine dask --scheduler tcp://host:8786",
     "evaluate": "example:\n  relanon evaluate schema.yaml --original data/ --anonymized released/ --report review/",
     "report": "example:\n  relanon report schema.yaml --original data/ --anonymized released/ --out review/",
     "audit": "example:\n  relanon audit schema.yaml --data released/ --k 5 --max-risk 0.2 --json audit.json",
@@ -138,6 +140,18 @@ def _parser() -> argparse.ArgumentParser:
     anonymize.add_argument("--sample-size", type=_positive_int, default=None,
                            help="rows sampled per table for the distance metrics")
     anonymize.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    engine = anonymize.add_argument_group(
+        "Dask engine", "run on a Dask cluster over partitioned Parquet (pip install 'relanon[dask]'; see the README, "
+                       "'Running on a cluster')")
+    engine.add_argument("--engine", choices=["local", "dask"], default="local",
+                        help="local: one process, the whole database in memory (default); dask: a Dask cluster, "
+                             "tables read and written as directories of Parquet parts")
+    cluster = engine.add_mutually_exclusive_group()
+    cluster.add_argument("--scheduler", help="address of an existing Dask scheduler (tcp://host:8786)")
+    cluster.add_argument("--workers", type=_positive_int, default=None,
+                         help="workers of the local cluster started when no --scheduler is given (default: one per core)")
+    engine.add_argument("--batch-size", type=_positive_int, default=None,
+                        help="rows avatarized together (default 200,000): larger tables are cut into random batches")
     _add_overwrite(anonymize, "what exists at --out and --report (in a SQLite file or a database schema, only the "
                               "release's tables)")
 
@@ -300,6 +314,12 @@ def _anonymize(args) -> int:
     from relanon.stores.outputs import check_outputs, output_for_database
 
     _check_inputs(args.schema, args.data)
+    if args.engine == "dask":
+        return _anonymize_on_dask(args)
+    given = [flag for flag, value in (("--scheduler", args.scheduler), ("--workers", args.workers),
+                                      ("--batch-size", args.batch_size)) if value is not None]
+    if given:
+        raise ParameterError(f"{', '.join(given)} only apply with --engine dask; add --engine dask, or leave them out")
     inputs = [args.data, args.schema]
     out_format = output_format(args.out, args.out_format, like=args.format or detect_format(args.data))
     release = output_for_database(args.out, out_format, what="the release", flag="--out", overwrite=args.overwrite)
@@ -322,6 +342,34 @@ def _anonymize(args) -> int:
         report = _write_report(evaluation, report_dir, inputs + [args.out], args.overwrite, files)
         print(f"report: {report}")
         print(evaluation.privacy_matrix_text())
+    return EXIT_OK
+
+
+def _anonymize_on_dask(args) -> int:
+    """``anonymize --engine dask``: partitioned Parquet in and out, on a Dask cluster; no report (it would
+    need both databases in the memory of one machine)."""
+    from relanon.common.progress import Progress
+    from relanon.distributed import anonymize_dataset  # optional heavy dependency: only for --engine dask
+    from relanon.schema.model import load_schema
+
+    wrong = [flag for flag, value, fine in (("--format", args.format, "parquet"), ("--out-format", args.out_format,
+                                                                                   "parquet")) if value not in (None, fine)]
+    if wrong:
+        raise ParameterError(f"{', '.join(wrong)}: the Dask engine reads and writes partitioned Parquet only (one "
+                             "directory of Parquet files per table); convert the database with relanon's local engine or "
+                             "with Dask first")
+    if "://" in str(args.out) or "://" in str(args.data):
+        raise ParameterError("the Dask engine reads and writes folders of partitioned Parquet, not database URLs; "
+                             "use the local engine (leave out --engine dask) for a database server")
+    schema = load_schema(Path(args.schema))
+    result = anonymize_dataset(schema, args.data, args.out, scheduler=args.scheduler, workers=args.workers,
+                               batch_size=args.batch_size, random_state=args.seed, progress=Progress(quiet=args.quiet),
+                               overwrite=args.overwrite)
+    print(f"anonymized database written to {args.out} ({sum(result.tables.values()):,} rows in "
+          f"{len(result.tables)} tables, batches of at most {result.batch_size:,} rows)")
+    if not args.no_report:
+        print("no report with --engine dask (it compares both databases in the memory of one machine); to measure "
+              "a sample: relanon evaluate on a sampled copy of both databases")
     return EXIT_OK
 
 

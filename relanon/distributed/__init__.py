@@ -5,9 +5,10 @@ top-down method with the tables cut into random batches of ``batch_size`` rows (
 table fitted once from all of them), links the tables by spatial blocks spread over the workers, and
 writes the release as one directory of Parquet parts per table. See the README, "Running on a cluster".
 
-The package sits above :mod:`relanon.metrics` (it measures the release on samples) and below
-:mod:`relanon.present`; nothing below it imports it, and importing it without Dask raises a
-:class:`~relanon.common.errors.ParameterError` naming the extra to install.
+The package sits beside :mod:`relanon.multitable` (it uses the engine, the multi-table steps and the
+stores); nothing below it imports it, the command line imports it only for ``--engine dask``, and
+importing it without Dask raises a :class:`~relanon.common.errors.ParameterError` naming the extra to
+install.
 """
 
 from relanon.distributed.cluster import import_distributed

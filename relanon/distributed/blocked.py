@@ -49,19 +49,17 @@ def linear_sum(client, schema, link, work, child: Released, parent: Released, sp
     columns = link_columns(schema, link, parent)
     base = folder(work, "link", link.child, link.column)
     share = min(1.0, SAMPLE_POINTS / max(child.rows, 1))
-    import time; T0 = time.time()
     kids = client.gather([
         client.submit(_children, str(part(folder(work, "avatars", link.child), b)), space, columns, link, child,
                       str(folder(base, "children")), b, share, partition_generator(seed, "sample", b), pure=False)
         for b in range(child.n_batches)])
-    n_linked = sum(rows for rows, _ in kids); print('kids', time.time() - T0)
+    n_linked = sum(rows for rows, _ in kids)
     count = parent.internal[("count", link.child, link.column)]
     expected = client.gather([
         client.submit(_parents, str(part(folder(work, "batches", link.parent), b)),
                       str(part(folder(work, "avatars", link.parent), b)), space, columns, count, parent.k,
                       int(parent.offsets[b]), str(folder(base, "parents")), b, pure=False)
         for b in range(parent.n_batches)])
-    print('parents', time.time() - T0)
     totals = linking.allocate_counts(expected, n_linked, random_state=partition_generator(seed, "totals", 0)) \
         if parent.n_batches > 1 else np.array([n_linked])
     client.gather([client.submit(_slots, str(part(folder(base, "parents"), b)), int(totals[b]),
@@ -70,15 +68,12 @@ def linear_sum(client, schema, link, work, child: Released, parent: Released, sp
     if n_linked == 0:
         return lookup_keys(client, schema, link, work, child, parent, str(folder(base, "none")), 0)
     n_blocks = math.ceil(n_linked / block_children)
-    print('slots', time.time() - T0)
     sample = np.vstack([points for _, points in kids]) if kids else np.zeros((0, 1))
     assigned = _blocks(client, base, child, parent, n_blocks, n_linked, block_children, sample, seed)
-    print('blocks', time.time() - T0)
     for repair in range(REPAIR_PASSES if n_blocks > 1 else 0):
         rotation = blocks.random_rotation(sample.shape[1], partition_generator(seed, "rotation", repair))
         assigned = _repair(client, base, assigned, n_linked, block_children, sample, rotation, repair, seed)
-    print('repairs', time.time() - T0)
-    r = lookup_keys(client, schema, link, work, child, parent, str(folder(base, assigned[0])), assigned[1]); print('lookup', time.time() - T0); return r
+    return lookup_keys(client, schema, link, work, child, parent, str(folder(base, assigned[0])), assigned[1])
 
 
 def _blocks(client, base, child: Released, parent: Released, n_blocks, n_linked, block_children, sample, seed):

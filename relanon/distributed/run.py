@@ -76,7 +76,6 @@ class DistributedResult:
     timings: dict = field(default_factory=dict, repr=False)
     batch_size: int = DEFAULT_BATCH_SIZE
     state: dict = field(default_factory=dict, repr=False)
-    evaluation: object = field(default=None, repr=False)
     peaks: dict = field(default_factory=dict, repr=False)
 
 
@@ -318,8 +317,7 @@ def _write(client, schema, work, released, result, out) -> None:
 
 def anonymize_dataset(schema: Schema, data, out, *, scheduler: str | None = None, workers: int | None = None,
                       batch_size: int | None = None, random_state=None, progress=True, overwrite: bool = False,
-                      work_dir=None, client=None, evaluate: bool = False, sample_size: int | None = None,
-                      block_size: int | None = None):
+                      work_dir=None, client=None, block_size: int | None = None) -> DistributedResult:
     """Anonymize a partitioned Parquet database on a Dask cluster and write the release the same way.
 
     Parameters
@@ -347,24 +345,17 @@ def anonymize_dataset(schema: Schema, data, out, *, scheduler: str | None = None
         Where the run's private working folder goes (default: beside ``out``); removed at the end.
     client : distributed.Client, optional
         A client to use instead of connecting (then ``scheduler`` and ``workers`` are not used).
-    evaluate : bool
-        Also measure privacy and signal on seeded samples (:mod:`relanon.distributed.evaluate`): the
-        result's ``evaluation``.
 
     Returns
     -------
     DistributedResult
         With ``peaks``: the peak memory of each worker and of this process, in bytes.
     """
+    check_batch_size(DEFAULT_BATCH_SIZE if batch_size is None else batch_size)
     check_outputs([ReleaseFolder(out, "parquet", overwrite=overwrite)], [data])
     context = contextlib.nullcontext(client) if client is not None else cluster(scheduler, workers)
     with context as active, work_folder(beside=out, location=work_dir) as work:
         result = run(active, schema, data, out, work, batch_size=batch_size, random_state=random_state,
                      progress=progress, block_size=block_size)
-        if evaluate:
-            from relanon.distributed.evaluate import evaluate_release  # TEMPORARY
-
-            result.evaluation = evaluate_release(active, schema, work, result, sample_size=sample_size,
-                                                 progress=progress)
         result.peaks = {"client": peak_memory(), **worker_peaks(active)}
     return result

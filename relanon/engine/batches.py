@@ -29,7 +29,8 @@ from relanon.common.errors import ParameterError
 DEFAULT_BATCH_SIZE = 200_000
 """Rows per batch unless told (see the module documentation and the README's measurements)."""
 
-MIN_BATCH_SIZE = 1_000
+MIN_BATCH_SIZE = 100
+"""Fewest rows per batch (neighbours are searched within a batch; k is lowered to what the smallest batch allows)."""
 
 
 def check_batch_size(batch_size) -> int:
