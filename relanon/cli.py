@@ -32,7 +32,8 @@ EPILOG = {
     "validate": "example:\n  relanon validate schema.yaml --data data/",
     "demo": "example:\n  relanon demo --out demo_out",
     "init": "example:\n  relanon init --data data/ --out schema.yaml",
-    "anonymize": "examples:\n  relanon anonymize schema.yaml --data data/ --out released/ --seed 7\n"
+    "anonymize": "example:\n  relanon anonymize schema.yaml --data data/ --out released/ --seed 7\n"
+                 "on a Dask cluster, over partitioned Parquet:\n"
                  "  relanon anonymize schema.yaml --data parts/ --out released/ --engine dask --workers 2\n"
                  "  relanon anonymize schema.yaml --data parts/ --out released/ --engine dask --scheduler tcp://host:8786",
     "evaluate": "example:\n  relanon evaluate schema.yaml --original data/ --anonymized released/ --report review/",

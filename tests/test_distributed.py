@@ -183,3 +183,56 @@ def test_batch_size_and_cluster_options_are_checked(demo, parts, tmp_path):
         anonymize_dataset(schema, parts, tmp_path / "out", batch_size=10, workers=1)
     with pytest.raises(ParameterError, match="not both"):
         anonymize_dataset(schema, parts, tmp_path / "out", scheduler="tcp://127.0.0.1:1", workers=1)
+
+
+@pytest.fixture
+def clinic_parts(clinic_schema, clinic_database, tmp_path):
+    """The clinic database (text keys, a nullable foreign key, aware datetimes, nullable integers and
+    booleans, missing values everywhere) as one part per table; the infinite cost (refused) made finite."""
+    clinic_database["visits"]["cost"] = clinic_database["visits"]["cost"].replace(np.inf, 5.0)
+    folder = tmp_path / "clinic"
+    for table in clinic_schema:
+        write_part(clinic_database[table.name], folder / table.source_name, 0)
+    return folder
+
+
+@pytest.mark.filterwarnings("ignore:table .* fewer than k")
+def test_one_batch_equals_the_local_engine_on_awkward_types(clinic_schema, clinic_database, clinic_parts, one_worker,
+                                                            tmp_path):
+    out = tmp_path / "release"
+    anonymize_dataset(clinic_schema, clinic_parts, out, client=one_worker, random_state=1, progress=False)
+    local = write_release(anonymize(clinic_schema, clinic_database, random_state=1, progress=False),
+                          tmp_path / "local", format="parquet")
+    for table in clinic_schema:
+        pd.testing.assert_frame_equal(pd.read_parquet(out / table.source_name / "part.00000.parquet"),
+                                      pd.read_parquet(local / f"{table.source_name}.parquet"))
+
+
+@pytest.mark.filterwarnings("ignore:table .* fewer than k")
+def test_command_line_runs_on_a_local_cluster(clinic_schema, clinic_parts, tmp_path, capsys):
+    from relanon.cli import main
+    from relanon.schema import dump_schema
+
+    schema_file = tmp_path / "schema.yaml"
+    dump_schema(clinic_schema, schema_file)
+    out = tmp_path / "released"
+    assert main(["anonymize", str(schema_file), "--data", str(clinic_parts), "--out", str(out), "--engine", "dask",
+                 "--workers", "1", "--batch-size", "1000", "--seed", "3", "-q"]) == 0
+    assert "anonymized database written" in capsys.readouterr().out
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == sorted(t.source_name for t in clinic_schema)
+    assert len(pd.read_parquet(out / "visits")) == 5
+
+
+def test_command_line_refuses_dask_options_without_the_dask_engine(clinic_schema, clinic_parts, tmp_path, capsys):
+    from relanon.cli import main
+    from relanon.schema import dump_schema
+
+    schema_file = tmp_path / "schema.yaml"
+    dump_schema(clinic_schema, schema_file)
+    code = main(["anonymize", str(schema_file), "--data", str(clinic_parts), "--out", str(tmp_path / "o"),
+                 "--workers", "2"])
+    assert code == 2 and "--workers only apply with --engine dask" in capsys.readouterr().err
+    code = main(["anonymize", str(schema_file), "--data", str(clinic_parts), "--out", str(tmp_path / "o"),
+                 "--engine", "dask", "--out-format", "csv"])
+    assert code == 2 and "partitioned Parquet only" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

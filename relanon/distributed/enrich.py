@@ -90,7 +90,7 @@ def enrich(client, schema: Schema, name: str, spec: Layout, tables: dict[str, Ta
             dtypes.update(_broadcast_dtypes(tables[link.parent], wanted, tables[name].nulls.get(link.column, 0) > 0))
         present = spec.internal[("present", link.column)]
         if present in spec.types:
-            frame[present] = frame[link.column].notna()
+            frame[present] = frame[link.column].notnull()
     for link in child_links(schema, name):
         target = spec.internal[("count", link.child, link.column)]
         if target not in spec.types:

@@ -17,6 +17,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import dask
 import numpy as np
 
 from relanon.common.atomic import atomic_directory
@@ -354,7 +355,10 @@ def anonymize_dataset(schema: Schema, data, out, *, scheduler: str | None = None
     check_batch_size(DEFAULT_BATCH_SIZE if batch_size is None else batch_size)
     check_outputs([ReleaseFolder(out, "parquet", overwrite=overwrite)], [data])
     context = contextlib.nullcontext(client) if client is not None else cluster(scheduler, workers)
-    with context as active, work_folder(beside=out, location=work_dir) as work:
+    # Dask turns text columns into pyarrow strings of its own (missing as pd.NA); keep pandas' dtypes,
+    # those the local engine releases
+    with context as active, work_folder(beside=out, location=work_dir) as work, \
+            dask.config.set({"dataframe.convert-string": False}):
         result = run(active, schema, data, out, work, batch_size=batch_size, random_state=random_state,
                      progress=progress, block_size=block_size)
         result.peaks = {"client": peak_memory(), **worker_peaks(active)}
