@@ -176,11 +176,12 @@ def evaluate(schema: Schema, original, anonymized, result=None, *, sample_size: 
     for table in schema:
         if len(original[table.name]) == 0:
             continue
-        with report.step(f"evaluate {table.name}"):
+        with report.step(f"evaluate {table.name}", unit="views") as step:
             pairing = _pairing(result, table.name, len(original[table.name]), len(anonymized[table.name]))
             original_views = {v.name: v for v in views(schema, original, table.name, columns)}
             released_views = {v.name: v for v in views(schema, anonymized, table.name, columns)}
-            for name, view in original_views.items():
+            for done, (name, view) in enumerate(original_views.items()):
+                step(done, len(original_views))
                 released = released_views[name]
                 if table.individual:
                     records += [
