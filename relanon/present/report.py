@@ -582,6 +582,44 @@ def _pictures_section(evaluation, progress) -> str:
     return "".join(parts)
 
 
+def pictures(evaluation, table: str) -> dict:
+    """The report's main pictures of one table, as matplotlib figures (a notebook shows them inline).
+
+    Keys: ``"distributions"`` (each column, original vs anonymized, on the metrics' bins),
+    ``"correlations"`` (numeric columns, when there are two or more), ``"factor space"`` (originals
+    and avatars on the first two axes, when the table has two), and ``"children per parent"`` for
+    each link whose child is ``table`` (``"children per parent: visits.patient_id -> patients"``).
+    The figures are drawn as in the report, with matplotlib's default style.
+    """
+    matplotlib = _matplotlib()
+    if matplotlib is None:
+        raise ParameterError(f"the pictures need matplotlib: {INSTALL_HINT}")
+    if evaluation.schema is None or evaluation.original is None or evaluation.anonymized is None:
+        raise ParameterError("the pictures need the databases of the evaluation (an Evaluation from relanon.evaluate)")
+    spec = evaluation.schema[table]
+    original, released = evaluation.original[table], evaluation.anonymized[table]
+    types = {c.name: c.type for c in spec.released_columns if c.name in original and c.name in released}
+    figures = {}
+    with matplotlib.style.context("default"), matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+        distances, floors = _hellinger_per_column(evaluation, table)
+        shown, _ = _columns_shown(list(types), distances)
+        figures["distributions"] = _distributions_figure(original, released, {c: types[c] for c in shown},
+                                                         distances, floors)
+        numeric = [c for c, kind in types.items() if kind in NUMERIC_KINDS][:MAX_CORRELATION_COLUMNS]
+        if len(numeric) >= 2:
+            figures["correlations"] = _correlation_figure(original, released, {c: types[c] for c in numeric})
+        factor = _factor_figure(original, released, types, spec)
+        if not isinstance(factor, str):
+            figures["factor space"] = factor
+        for link in all_links(evaluation.schema):
+            if link.child == table and link.parent in evaluation.original:
+                counts = [children_per_parent(database, evaluation.schema, link)
+                          for database in (evaluation.original, evaluation.anonymized)]
+                label = _link_label(link.child, link.column, link.parent)
+                figures[f"children per parent: {label}"] = _children_figure(*counts, link)
+    return figures
+
+
 def _matplotlib():
     try:
         import matplotlib
@@ -831,16 +869,26 @@ def _correlations(frame: pd.DataFrame, types: dict) -> np.ndarray:
 
 
 def _factor_picture(original: pd.DataFrame, released: pd.DataFrame, types: dict, table) -> str:
+    figure = _factor_figure(original, released, types, table)
+    if isinstance(figure, str):
+        return f'<p class="note">{_e(figure)}</p>'
+    sampled = " (samples)" if max(len(original), len(released)) > SCATTER_SAMPLE else ""
+    return _figure(figure, f"{table.name}: first two dimensions of the factor space of the original table, "
+                           f"originals and avatars{sampled}")
+
+
+def _factor_figure(original: pd.DataFrame, released: pd.DataFrame, types: dict, table):
+    """The scatter of originals and avatars on the first two axes, or why there is none (a sentence)."""
     weights = {c.name: c.weight for c in table.released_columns if c.name in types}
     try:
         space = FactorSpace(types, n_components=2, weights=weights, random_state=PICTURE_SEED, name=table.name)
         space.fit(_sample(original, FIT_SAMPLE))
         if space.n_components_ < 2:
-            return f'<p class="note">{_e(table.name)}: the factor space has a single dimension: no scatter plot.</p>'
+            return f"{table.name}: the factor space has a single dimension: no scatter plot."
         o_coords = space.transform(_sample(original, SCATTER_SAMPLE))
         r_coords = space.transform(_sample(released, SCATTER_SAMPLE))
     except RelanonError as error:  # a picture is not worth losing the whole report
-        return f'<p class="note">{_e(table.name)}: no factor-space picture ({_e(error)}).</p>'
+        return f"{table.name}: no factor-space picture ({error})."
     figure = _new_figure(6.4, 4.8)
     axes = figure.subplots()
     axes.scatter(o_coords[:, 0], o_coords[:, 1], s=8, color=ORIGINAL_COLOUR, alpha=0.5, linewidths=0, label="original")
@@ -849,9 +897,7 @@ def _factor_picture(original: pd.DataFrame, released: pd.DataFrame, types: dict,
     axes.set_xlabel(f"dimension 1 ({100 * inertia[0]:.1f}% of inertia)", fontsize=9)
     axes.set_ylabel(f"dimension 2 ({100 * inertia[1]:.1f}% of inertia)", fontsize=9)
     axes.legend(fontsize=8, markerscale=3)
-    sampled = " (samples)" if max(len(original), len(released)) > SCATTER_SAMPLE else ""
-    return _figure(figure, f"{table.name}: first two dimensions of the factor space of the original table, "
-                           f"originals and avatars{sampled}")
+    return figure
 
 
 def _sample(frame: pd.DataFrame, size: int) -> pd.DataFrame:
