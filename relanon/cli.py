@@ -480,6 +480,7 @@ def _holdout(text: str) -> float:
 def _assess(args) -> int:
     from relanon.metrics.attacks.assessment import assess
     from relanon.present.attacks import attacks_text, risk_matrix_text, verdict_text
+    from relanon.present.verdict import failure_lines
     from relanon.schema.model import load_schema
     from relanon.stores.outputs import check_outputs
 
@@ -499,6 +500,7 @@ def _assess(args) -> int:
     print(verdict_text(assessment))
     print(risk_matrix_text(assessment))
     print(assessment.evaluation.privacy_matrix_text())
+    print("\n".join(failure_lines(assessment.evaluation, kinds=("privacy",))))
     if assessment.failures:
         print("attacks whose risk may reach 5 %:")
         print(attacks_text(assessment, only_failed=True))

@@ -18,7 +18,7 @@ import re
 from relanon.metrics.base import HIGHER
 from relanon.metrics.failures import Failure, failures
 
-__all__ = ["failure_text", "figure", "verdict_text", "view_label"]
+__all__ = ["failure_lines", "failure_text", "figure", "verdict_text", "view_label"]
 
 # Metrics read as percentages
 PERCENT_METRICS = frozenset({
@@ -43,16 +43,21 @@ def verdict_text(evaluation, report=None) -> str:
     >>> print(verdict_text(evaluate(schema, people, people, progress=False)).splitlines()[-2:])
     ['1 measure misses its target:', '  people: row direct match protection 0.0 % < 90 % (target)']
     """
-    lines = [evaluation.privacy_matrix_text(), "", evaluation.signal_matrix_text(), ""]
-    failed = failures(evaluation)
-    if failed:
-        lines.append("1 measure misses its target:" if len(failed) == 1 else f"{len(failed)} measures miss their targets:")
-        lines += [f"  {failure_text(f)}" for f in failed]
-    else:
-        lines.append("every measure meets its target")
+    lines = [evaluation.privacy_matrix_text(), "", evaluation.signal_matrix_text(), "", *failure_lines(evaluation)]
     if report is not None:
         lines.append(f"report: {report}")
     return "\n".join(lines)
+
+
+def failure_lines(evaluation, kinds=None) -> list[str]:
+    """A count, then one indented line per failing measure (of ``kinds`` only: ``("privacy",)``...)."""
+    failed = [f for f in failures(evaluation) if kinds is None or f.kind in kinds]
+    if not failed:
+        what = "measure" if kinds is None else f"{' and '.join(kinds)} measure"
+        return [f"every {what} meets its target"]
+    what = "measure" if kinds is None else f"{' and '.join(kinds)} measure"
+    head = f"1 {what} misses its target:" if len(failed) == 1 else f"{len(failed)} {what}s miss their targets:"
+    return [head, *(f"  {failure_text(f)}" for f in failed)]
 
 
 def failure_text(failure: Failure) -> str:
