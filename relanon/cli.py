@@ -41,6 +41,8 @@ EPILOG = {
 }
 QUIET_HELP = "no progress: print only results, where they were written, warnings and errors"
 EXIT_CODES = "exit codes: 0 all holds; 1 the data or release fails a check; 2 usage, input or output error"
+DATABASE = ("a folder of CSV or Parquet files, a SQLite file, or a database URL "
+            "(postgresql://user@host/db?schema=name; the password from PGPASSWORD or ~/.pgpass)")
 
 
 def main(argv=None) -> int:
@@ -103,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
 
     validate = command("validate", "Check a schema file, and a database against it.", _validate)
     validate.add_argument("schema", help="the schema file (YAML or JSON)")
-    validate.add_argument("--data", help="the database: a folder of CSV or Parquet files, or a SQLite file")
+    validate.add_argument("--data", help=f"the database: {DATABASE}")
     validate.add_argument("--format", choices=["csv", "parquet", "sqlite"], help="storage format (default: detected)")
 
     demo = command("demo", "Build the demo hospital database, anonymize it and report on it.", _demo)
@@ -116,7 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_overwrite(demo, "the demo's schema.yaml, original/, anonymized/ and report/ in OUT")
 
     init = command("init", "Propose a schema file from a database, for you to review.", _init)
-    init.add_argument("--data", required=True, help="the database: a folder of CSV or Parquet files, or a SQLite file")
+    init.add_argument("--data", required=True, help=f"the database: {DATABASE}; keys declared there are used")
     init.add_argument("--format", choices=["csv", "parquet", "sqlite"], help="storage format (default: detected)")
     init.add_argument("--out", help="write the proposal to this file (default: print it)")
     init.add_argument("--name", help="name of the database")
@@ -124,17 +126,21 @@ def _parser() -> argparse.ArgumentParser:
 
     anonymize = command("anonymize", "Anonymize a database described by a schema file.", _anonymize)
     anonymize.add_argument("schema", help="the schema file (YAML or JSON)")
-    anonymize.add_argument("--data", required=True, help="the original database")
-    anonymize.add_argument("--out", required=True, help="where to write the anonymized database")
+    anonymize.add_argument("--data", required=True, help=f"the original database: {DATABASE}")
+    anonymize.add_argument("--out", required=True,
+                           help="where to write the anonymized database: a folder, a SQLite file, or a database URL "
+                                "with a schema of its own (postgresql://user@host/db?schema=release)")
     anonymize.add_argument("--format", choices=["csv", "parquet", "sqlite"], help="input format (default: detected)")
     anonymize.add_argument("--out-format", choices=["csv", "parquet", "sqlite"], help="output format (default: as the input)")
     anonymize.add_argument("--seed", type=_seed, default=None, help="seed of the run (default: the schema's seed)")
-    anonymize.add_argument("--report", help="folder for report.html and metrics.json (default: OUT-report beside OUT)")
+    anonymize.add_argument("--report", help="folder for report.html and metrics.json (default: OUT-report beside OUT; "
+                                            "for a database URL, DATABASE-SCHEMA-report in the current folder)")
     anonymize.add_argument("--no-report", action="store_true", help="do not evaluate nor write the report")
     anonymize.add_argument("--sample-size", type=_positive_int, default=None,
                            help="rows sampled per table for the distance metrics")
     anonymize.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
-    _add_overwrite(anonymize, "what exists at --out and --report (in a SQLite file, only the release's tables)")
+    _add_overwrite(anonymize, "what exists at --out and --report (in a SQLite file or a database schema, only the "
+                              "release's tables)")
 
     evaluate = command(
         "evaluate",
@@ -159,7 +165,7 @@ def _parser() -> argparse.ArgumentParser:
 
     audit = command("audit", "Audit k-anonymity, re-identification risk and l-diversity of a release.", _audit)
     audit.add_argument("schema", help="the schema file (declares quasi_identifiers and sensitive columns)")
-    audit.add_argument("--data", required=True, help="the database to audit (original or anonymized)")
+    audit.add_argument("--data", required=True, help=f"the database to audit (original or anonymized): {DATABASE}")
     audit.add_argument("--format", choices=["csv", "parquet", "sqlite"], help="storage format (default: detected)")
     audit.add_argument("--k", type=_positive_int, default=5, help="minimum equivalence-class size (default 5)")
     audit.add_argument("--l", type=_positive_int, default=None,
@@ -176,8 +182,8 @@ def _parser() -> argparse.ArgumentParser:
 def _add_comparison_arguments(sub) -> None:
     """The two databases compared by ``evaluate`` and ``report``, and their schema."""
     sub.add_argument("schema", help="the schema file shared by both databases")
-    sub.add_argument("--original", required=True, help="the original database")
-    sub.add_argument("--anonymized", required=True, help="the anonymized database")
+    sub.add_argument("--original", required=True, help=f"the original database: {DATABASE}")
+    sub.add_argument("--anonymized", required=True, help="the anonymized database (the same kinds of location)")
     sub.add_argument("--format", choices=["csv", "parquet", "sqlite"], help="storage format (default: detected)")
 
 
@@ -247,7 +253,7 @@ def _validate(args) -> int:
         print("tables not linked to each other (each group is anonymized on its own): "
               + "; ".join(", ".join(g) for g in groups))
     if database is not None:
-        print(f"data {args.data}: valid against the schema")
+        print(f"data {_shown(args.data)}: valid against the schema")
     return EXIT_OK
 
 
@@ -267,7 +273,7 @@ def _graph_summary(schema, database) -> str:
 def _init(args) -> int:
     from relanon.common.atomic import write_text_atomically
     from relanon.schema.proposal import propose_schema
-    from relanon.stores.io import read_tables
+    from relanon.stores.io import declared_keys, read_tables
     from relanon.stores.outputs import FileOutput, check_outputs
 
     _check_inputs(None, args.data)
@@ -275,7 +281,8 @@ def _init(args) -> int:
         check_outputs([FileOutput(args.out, what="the proposed schema", flag="--out", overwrite=args.overwrite)],
                       [args.data])
     tables = read_tables(args.data, format=args.format)
-    proposal = propose_schema(tables, name=args.name or Path(args.data).stem)
+    proposal = propose_schema(tables, name=args.name or _database_name(args.data),
+                              declared=declared_keys(args.data, format=args.format))
     text = proposal.to_yaml()
     if args.out:
         write_text_atomically(Path(args.out), text)
@@ -289,16 +296,16 @@ def _anonymize(args) -> int:
     from relanon.multitable.pipeline import anonymize
     from relanon.multitable.release import write_release
     from relanon.schema.model import load_schema
-    from relanon.stores.io import detect_format
+    from relanon.stores.io import detect_format, output_format
     from relanon.stores.outputs import check_outputs, output_for_database
 
     _check_inputs(args.schema, args.data)
     inputs = [args.data, args.schema]
-    out_format = args.out_format or args.format or detect_format(args.data)
+    out_format = output_format(args.out, args.out_format, like=args.format or detect_format(args.data))
     release = output_for_database(args.out, out_format, what="the release", flag="--out", overwrite=args.overwrite)
     report_dir = None
     if not args.no_report:
-        report_dir = Path(args.report) if args.report else _beside(Path(args.out), "-report")
+        report_dir = Path(args.report) if args.report else _default_report(args.out)
     check_outputs([release, _report_output(report_dir, "--report", args.overwrite)], inputs)
 
     progress = _progress(args)
@@ -311,7 +318,7 @@ def _anonymize(args) -> int:
         files = _render_report(evaluation, progress=progress)
     with progress.step("write the release"):
         written = write_release(result, args.out, format=out_format, inputs=inputs, overwrite=args.overwrite)
-    print(f"anonymized database written to {written}")
+    print(f"anonymized database written to {_shown(written)}")
     if evaluation is not None:
         with progress.step("write the report"):
             report = _write_report(evaluation, report_dir, inputs + [args.out], args.overwrite, files)
@@ -457,7 +464,7 @@ def _add_assess_command(command) -> None:
         _assess,
     )
     assess.add_argument("schema", help="the schema file (YAML or JSON)")
-    assess.add_argument("--data", required=True, help="the original database")
+    assess.add_argument("--data", required=True, help=f"the original database: {DATABASE}")
     assess.add_argument("--out", required=True, help="folder for report.html and metrics.json")
     assess.add_argument("--format", choices=["csv", "parquet", "sqlite"], help="input format (default: detected)")
     assess.add_argument("--holdout", type=_holdout, default=0.2,
@@ -523,8 +530,34 @@ def _check_inputs(schema, *data) -> None:
     for location in data:
         if location is not None and "://" not in str(location) and not Path(location).exists():
             raise StorageError(
-                f"nothing found at {str(location)!r}: give a folder of CSV or Parquet files, or a SQLite file"
+                f"nothing found at {str(location)!r}: give a folder of CSV or Parquet files, a SQLite file, "
+                "or a database URL (postgresql://user@host/db)"
             )
+
+
+def _shown(location) -> str:
+    """A location as printed: a database URL without its password."""
+    from relanon.stores.base import masked
+
+    return masked(location)
+
+
+def _database_name(location) -> str:
+    from relanon.stores.base import is_url
+    from relanon.stores.sql import database_label
+
+    return database_label(location) if is_url(location) else Path(location).stem
+
+
+def _default_report(out) -> Path:
+    """``released/`` -> ``released-report/`` beside it; a database URL -> ``DATABASE-SCHEMA-report/`` here."""
+    from relanon.stores.base import is_url
+    from relanon.stores.sql import database_label, url_schema
+
+    if is_url(out):
+        name = f"{database_label(out)}-{url_schema(out) or 'release'}-report"
+        return Path(re.sub(r"[^\w.-]+", "_", name))
+    return _beside(Path(out), "-report")
 
 
 def _beside(path: Path, suffix: str) -> Path:

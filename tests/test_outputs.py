@@ -17,6 +17,7 @@ import pytest
 from workspace import make_workspace, snapshot
 
 import relanon.stores.io as io_module
+import relanon.stores.sqlite as sqlite_module
 from relanon.cli import main
 from relanon.common.atomic import remove_stale_temporaries
 
@@ -72,20 +73,20 @@ def test_sqlite_overwrite_replaces_only_the_release_tables_in_one_transaction(ws
 
     # a failure in the middle leaves the file as it was (one transaction)
     before = target.read_bytes()
-    create = io_module._create_sqlite_table
+    create = sqlite_module._create_sqlite_table
 
     def fail_on_visits(connection, name, frame):
         if name == "visits":
             raise OSError(28, "No space left on device")
         return create(connection, name, frame)
 
-    monkeypatch.setattr(io_module, "_create_sqlite_table", fail_on_visits)
+    monkeypatch.setattr(sqlite_module, "_create_sqlite_table", fail_on_visits)
     assert anonymize(ws, "shared.sqlite", *args, "--overwrite") == 2
     assert "No space left on device" in capsys.readouterr().err
     assert target.read_bytes() == before
     assert [p.name for p in ws.iterdir() if p.name.startswith(".")] == []
 
-    monkeypatch.setattr(io_module, "_create_sqlite_table", create)
+    monkeypatch.setattr(sqlite_module, "_create_sqlite_table", create)
     assert anonymize(ws, "shared.sqlite", *args, "--overwrite") == 0
     connection = sqlite3.connect(target)
     tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}

@@ -4,6 +4,8 @@ Types are never guessed silently when anonymizing: the schema file declares them
 only *proposes* that file, with a note on every choice it made and a ``REVIEW`` mark on every
 choice a person should confirm:
 
+- keys the database declares (a server's ``PRIMARY KEY`` and ``FOREIGN KEY`` constraints, given as
+  :class:`DeclaredKeys`) come first: they are facts, not guesses. What follows is for the rest;
 - primary key: a unique, non-null column named like an id (``id``, ``<table>_id``,
   ``<singular>_id``, ``<singular>Id``, ``id_<singular>``, ``*_key``, ``*_uuid``...), preferring the one
   named after its table;
@@ -67,6 +69,22 @@ NEARLY_UNIQUE = 0.9
 SMALLEST_AVATAR_TABLE = 3
 """Tables with fewer rows are kept as they are (``anonymize: {method: keep}``)."""
 DEFAULT_K = 10
+
+
+@dataclass(frozen=True)
+class DeclaredKeys:
+    """The keys a database declares, which :func:`propose_schema` uses before guessing.
+
+    Parameters
+    ----------
+    primary_keys : mapping of str to tuple of str
+        Table -> the columns of its primary key.
+    foreign_keys : mapping of str to tuple
+        Table -> one ``(columns, parent table, parent columns)`` per foreign key it declares.
+    """
+
+    primary_keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    foreign_keys: Mapping[str, tuple[tuple[tuple[str, ...], str, tuple[str, ...]], ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -151,7 +169,8 @@ class Proposal:
         return self.to_yaml()
 
 
-def propose_schema(database: Mapping[str, pd.DataFrame], name: str | None = None) -> Proposal:
+def propose_schema(database: Mapping[str, pd.DataFrame], name: str | None = None,
+                   declared: DeclaredKeys | None = None) -> Proposal:
     """Propose a schema for ``database`` from its values and names, with notes to review.
 
     Parameters
@@ -161,6 +180,11 @@ def propose_schema(database: Mapping[str, pd.DataFrame], name: str | None = None
         :func:`relanon.stores.io.read_tables`), keyed by table name. Never modified.
     name : str, optional
         The database name written in the schema.
+    declared : DeclaredKeys, optional
+        The keys the database declares (for example read by :func:`relanon.stores.io.declared_keys`
+        from a PostgreSQL server): a declared single-column primary key is taken as it is, and so is
+        a declared foreign key to a parent's primary key. Links guessed beside declared ones are
+        marked for review: the database did not declare them.
 
     Returns
     -------
@@ -190,8 +214,10 @@ def propose_schema(database: Mapping[str, pd.DataFrame], name: str | None = None
     """
     tables = _checked_database(database)
     notes: list[Note] = []
-    keys = {t: _propose_primary_key(t, frame, tables, notes) for t, frame in tables.items()}
-    links = _propose_foreign_keys(tables, keys, notes)
+    declared = declared if declared is not None else DeclaredKeys()
+    keys = {t: _declared_primary_key(t, frame, declared, notes) or _propose_primary_key(t, frame, tables, notes)
+            for t, frame in tables.items()}
+    links = _propose_foreign_keys(tables, keys, notes, declared)
     linked = {(t, fk.column) for t, fks in links.items() for fk in fks}
     near_misses = {(n.table, n.column) for n in notes if n.about == "foreign_key" and n.review}
     built = {}
@@ -301,6 +327,18 @@ def _words(snake: str) -> set[str]:
 # --------------------------------------------------------------------------- primary keys
 
 
+def _declared_primary_key(table: str, frame: pd.DataFrame, declared: DeclaredKeys, notes: list[Note]) -> str | None:
+    columns = tuple(declared.primary_keys.get(table, ()))
+    if len(columns) == 1 and columns[0] in frame.columns:
+        notes.append(Note(table, columns[0], "declared as the primary key in the database", about="primary_key"))
+        return columns[0]
+    if columns:
+        notes.append(Note(table, None, f"the database declares a primary key of several columns "
+                          f"({', '.join(columns)}); relanon needs a single-column key: see below", about="primary_key",
+                          review=True))
+    return None
+
+
 def _propose_primary_key(table: str, frame: pd.DataFrame, tables, notes: list[Note]) -> str:
     own = _key_names_for(table)
     others = set().union(*(_key_names_for(t) for t in tables if t != table))
@@ -359,21 +397,25 @@ def _can_be_key(values: pd.Series) -> bool:
 # --------------------------------------------------------------------------- foreign keys
 
 
-def _propose_foreign_keys(tables, keys: dict[str, str], notes: list[Note]) -> dict[str, list[ForeignKey]]:
-    """Links whose names match and whose values are included, strongest first, skipping any
-    that would close a cycle (relanon needs parents before children)."""
-    found = []
+def _propose_foreign_keys(tables, keys: dict[str, str], notes: list[Note],
+                          declared: DeclaredKeys) -> dict[str, list[ForeignKey]]:
+    """Declared links first, then links whose names match and whose values are included, strongest
+    first, skipping any that would close a cycle (relanon needs parents before children)."""
+    found = _declared_links(tables, keys, notes, declared)
+    taken = {(entry[3], entry[4]) for entry in found}
+    unsure = any(declared.foreign_keys.values())  # guessing beside declared links: a person decides
     for child, frame in tables.items():
         for position, column in enumerate(frame.columns):
-            if column == keys[child]:
+            if column == keys[child] or (child, column) in taken:
                 continue
             match = _best_parent(child, column, frame[column], tables, keys, notes)
             if match is not None:
-                found.append((match[0], list(tables).index(child), position, child, column, match[1], match[2]))
+                why = f"{match[2]}; not declared as a foreign key in the database" if unsure else match[2]
+                found.append((match[0], list(tables).index(child), position, child, column, match[1], why, unsure))
     graph = nx.DiGraph()
     graph.add_nodes_from(tables)
     links: dict[str, list[ForeignKey]] = {t: [] for t in tables}
-    for _, _, _, child, column, parent, why in sorted(found):
+    for _, _, _, child, column, parent, why, review in sorted(found):
         if nx.has_path(graph, child, parent):
             notes.append(
                 Note(
@@ -388,9 +430,34 @@ def _propose_foreign_keys(tables, keys: dict[str, str], notes: list[Note]) -> di
             continue
         graph.add_edge(parent, child)
         links[child].append(ForeignKey(column, parent, "linear_sum"))
-        notes.append(Note(child, column, why, about="foreign_key"))
+        notes.append(Note(child, column, why, about="foreign_key", review=review))
     order = {t: {c: i for i, c in enumerate(tables[t].columns)} for t in tables}
     return {t: sorted(fks, key=lambda fk: order[t][fk.column]) for t, fks in links.items()}
+
+
+def _declared_links(tables, keys: dict[str, str], notes: list[Note], declared: DeclaredKeys) -> list[tuple]:
+    """The declared foreign keys relanon can use: one column, to the primary key of a table read."""
+    found = []
+    for child, links in declared.foreign_keys.items():
+        if child not in tables:
+            continue
+        for columns, parent, parent_columns in links:
+            columns, parent_columns = tuple(columns), tuple(parent_columns)
+            where = f"{', '.join(columns)} -> {parent}({', '.join(parent_columns)})"
+            if len(columns) != 1 or parent not in tables or columns[0] not in tables[child].columns:
+                reason = "of several columns" if len(columns) != 1 else "to a table not read"
+                notes.append(Note(child, columns[0] if len(columns) == 1 else None,
+                                  f"the database declares a foreign key {where} {reason}: left out", "foreign_key",
+                                  review=True))
+            elif parent_columns != (keys[parent],):
+                notes.append(Note(child, columns[0], f"the database declares a foreign key {where}, but relanon links "
+                                  f"to the primary key of {parent} ({keys[parent]}): left out", "foreign_key",
+                                  review=True))
+            else:
+                position = list(tables[child].columns).index(columns[0])
+                found.append((-1, list(tables).index(child), position, child, columns[0], parent,
+                              f"declared as a foreign key to {parent}.{keys[parent]} in the database", False))
+    return found
 
 
 def _best_parent(child, column, values: pd.Series, tables, keys, notes):

@@ -1,9 +1,10 @@
-"""Read and write a whole database: a folder of CSV files, a folder of Parquet files, a SQLite file.
+"""Read and write a whole database: a folder of CSV files, a folder of Parquet files, a SQLite file,
+a database server (PostgreSQL and others, through SQLAlchemy).
 
 A database in memory is a ``dict`` of table name -> :class:`pandas.DataFrame`. In a data store each
 table is found under its schema ``source`` name (its table name by default): ``<source>.csv`` or
-``<source>.parquet`` in a folder, or the table ``<source>`` of a SQLite file. A SQLAlchemy URL
-(``postgresql://user@host/db``) is read and written the same way when SQLAlchemy is installed.
+``<source>.parquet`` in a folder, or the table ``<source>`` of a SQLite file or of a database URL
+(``postgresql://user@host/db?schema=name``, see :mod:`relanon.stores.sql`).
 
 :func:`read_database` applies the schema's types (see :mod:`relanon.schema.validation`) and reports every
 problem at once. :func:`write_database` writes everything under a temporary name and renames it
@@ -15,6 +16,8 @@ back identically through the same schema:
   ``true``/``false``, missing values as empty cells.
 - Parquet: pyarrow, every dtype kept as it is (time zones included).
 - SQLite: dates as ISO 8601 text, booleans as 0/1, whole numbers as INTEGER, missing as NULL.
+- A database server: the server's own types (``bigint``, ``double precision``, ``boolean``, ``date``,
+  ``timestamp`` with or without time zone, ``text``), primary and foreign keys declared.
 
 Text storage keeps the instant and offset of an aware date, not the name of its zone, and reads a
 column of integer-looking strings back as integers (see :mod:`relanon.schema.validation`): use Parquet
@@ -24,7 +27,6 @@ to keep such details exactly.
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 import warnings
 from pathlib import Path
 
@@ -33,27 +35,34 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from relanon.common.atomic import atomic_directory, atomic_file, write_text_atomically
+from relanon.common.atomic import atomic_directory, write_text_atomically
 from relanon.common.errors import DataError, ParameterError, Problem, StorageError
 from relanon.schema.model import Schema
+from relanon.schema.proposal import DeclaredKeys
 from relanon.schema.shapes import companion_name
 from relanon.schema.validation import MISSING_MARKERS, closest_name, coerce_database
+from relanon.stores.base import Store, is_url, reason, shown
 from relanon.stores.outputs import (
     FILES_TABLE,
     NOTES_FILE,
     RELEASE_FILES,
-    SQLITE_HEADER,
     SQLITE_SUFFIXES,
+    DatabaseUrl,
     check_outputs,
     output_for_database,
     starts_like_sqlite,
 )
+from relanon.stores.sql import SqlDatabase
+from relanon.stores.sql_write import TableKeys, write_tables
+from relanon.stores.sqlite import SqliteFile, write_sqlite
 
 __all__ = [
     "FILES_TABLE",
     "FORMATS",
     "RELEASE_FILES",
+    "declared_keys",
     "detect_format",
+    "output_format",
     "read_database",
     "read_tables",
     "write_database",
@@ -61,11 +70,8 @@ __all__ = [
 ]
 
 FORMATS = ("csv", "parquet", "sqlite", "sql")
-_SQLITE_SUFFIXES = SQLITE_SUFFIXES
-_SQLITE_HEADER = SQLITE_HEADER
 _FOLDER_SUFFIX = {"csv": ".csv", "parquet": ".parquet"}
 _SEPARATORS = (",", ";", "\t", "|")
-_TEXT_STORAGE = ("csv", "sqlite", "sql")
 _STR_DTYPES = {pa.string(): pd.StringDtype("pyarrow", na_value=np.nan)}
 _MARKER_SPELLINGS = sorted({form for marker in MISSING_MARKERS for form in (marker, marker.lower(), marker.upper())})
 
@@ -92,10 +98,10 @@ def detect_format(location) -> str:
     >>> detect_format("hospital.sqlite")
     'sqlite'
     """
-    if _is_url(location):
+    if is_url(location):
         return "sql"
     path = Path(location)
-    if path.suffix.lower() in _SQLITE_SUFFIXES or (path.is_file() and starts_like_sqlite(path)):
+    if path.suffix.lower() in SQLITE_SUFFIXES or (path.is_file() and starts_like_sqlite(path)):
         return "sqlite"
     if path.is_file():
         raise StorageError(
@@ -193,11 +199,11 @@ def read_database(location, schema: Schema, *, format=None) -> dict[str, pd.Data
             companion = f"{table.source_name}_sensitive"
             if table.anonymize.method == "anatomize" and companion in found:
                 raw[companion_name(table)] = store.read(companion, typed=True)  # an anatomized release
-        text = store.format in _TEXT_STORAGE
+        text = store.text_storage
     coerced, data_problems = coerce_database(schema, raw, from_text=text, report_missing=False)
     problems += data_problems
     if problems:
-        raise DataError(f"the database at {_shown(location)} does not fit its schema", problems)
+        raise DataError(f"the database at {shown(location)} does not fit its schema", problems)
     return coerced
 
 
@@ -210,10 +216,12 @@ def write_database(database, location, schema: Schema | None = None, *, format=N
     database : mapping of str to pandas.DataFrame
         Tables keyed by name; never modified.
     location : str or Path
-        A folder (CSV, Parquet), a SQLite file, or a SQLAlchemy URL.
+        A folder (CSV, Parquet), a SQLite file, or a SQLAlchemy URL (``?schema=name`` for a schema
+        of its own; see :mod:`relanon.stores.sql`).
     schema : Schema, optional
         When given, tables are written under their ``source`` names, so that the same schema
-        reads the output back. Tables not in the schema keep their own names.
+        reads the output back, and a database server gets their primary and foreign keys
+        declared. Tables not in the schema keep their own names.
     format : {"csv", "parquet", "sqlite", "sql"}, optional
         By default: ``"sql"`` for a URL, ``"sqlite"`` for a ``.sqlite``/``.sqlite3``/``.db`` path,
         the format of an existing folder, else ``"csv"``.
@@ -225,13 +233,15 @@ def write_database(database, location, schema: Schema | None = None, *, format=N
         ``relanon_files`` table (``name``, ``content``) in a SQL database.
     overwrite : bool, default False
         Replace what exists at ``location`` even when relanon did not write it (see
-        :mod:`relanon.stores.outputs`): a folder is replaced whole; in an existing SQLite file only
-        the tables written here are replaced, in one transaction, and its other tables are kept.
+        :mod:`relanon.stores.outputs`): a folder is replaced whole; in an existing SQLite file or
+        database schema only the tables written here are replaced, in one transaction, and its other
+        tables are kept. A database schema holding a release relanon wrote is replaced without it.
 
     Returns
     -------
-    pathlib.Path
-        Where the database was written (the URL itself for ``"sql"``).
+    pathlib.Path or str
+        Where the database was written (the URL itself for ``"sql"``: print it with
+        :func:`relanon.stores.base.masked`).
 
     Raises
     ------
@@ -260,41 +270,65 @@ def write_database(database, location, schema: Schema | None = None, *, format=N
         tables[FILES_TABLE] = pd.DataFrame({"name": list(files), "content": list(files.values())})
     check_outputs([output_for_database(location, fmt, overwrite=overwrite)], inputs)
     if fmt == "sql":
-        return _write_sql(tables, str(location))
+        output = DatabaseUrl(str(location), overwrite=overwrite)
+        write_tables(str(location), tables, _keys_for_output(schema, tables), output.replaced_tables(tables))
+        return str(location)
     path = Path(location)
     if fmt == "sqlite":
-        _write_sqlite(tables, path)
+        write_sqlite(tables, path)
     else:
         _write_folder(tables, path, fmt, files)
     return path
 
 
+def declared_keys(location, *, format=None) -> DeclaredKeys:
+    """The primary and foreign keys a database declares (a server's or a SQLite file's constraints);
+    none for folders of files. :func:`relanon.schema.proposal.propose_schema` prefers them to guessing.
+
+    Examples
+    --------
+    >>> import sqlite3, tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "shop.sqlite"
+    >>> with sqlite3.connect(path) as connection:
+    ...     _ = connection.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, age INTEGER)")
+    ...     _ = connection.execute("CREATE TABLE orders (ref TEXT PRIMARY KEY, buyer INTEGER REFERENCES customers(id))")
+    >>> keys = declared_keys(path)
+    >>> keys.primary_keys["orders"], keys.foreign_keys["orders"]
+    (('ref',), ((('buyer',), 'customers', ('id',)),))
+    """
+    with _open_store(location, format) as store:
+        found = getattr(store, "declared_keys", None)
+        return found() if found is not None else DeclaredKeys()
+
+
+def output_format(location, format=None, *, like=None) -> str:
+    """The format a database is written in at ``location``: ``"sql"`` for a URL; else ``format``
+    when given; else ``like`` (the input's format) unless that is a server, for which the path
+    decides (``.sqlite``/``.sqlite3``/``.db``: SQLite; an existing folder: its format; else CSV).
+
+    Examples
+    --------
+    >>> output_format("postgresql://me@localhost/clinic?schema=release", like="csv")
+    'sql'
+    >>> output_format("released/", like="sql"), output_format("released.sqlite", like="sql")
+    ('csv', 'sqlite')
+    """
+    if is_url(location):
+        if format not in (None, "sql"):
+            raise ParameterError(f"a database URL is written as tables of that database, not as {format!r}: "
+                                 "leave out the output format, or give a folder or a SQLite file")
+        return "sql"
+    if format is not None:
+        return _checked_format(format)
+    if like is not None and like != "sql":
+        return _checked_format(like)
+    return _output_format(location, None)
+
+
 # --------------------------------------------------------------------------- stores
 
 
-class _Store:
-    """What a reader needs from a data store: the names of its tables and each table."""
-
-    format = ""
-
-    def __init__(self, location):
-        self.location = location
-
-    def names(self) -> list[str]:
-        raise NotImplementedError
-
-    def read(self, name: str, *, typed: bool) -> pd.DataFrame:
-        """Table ``name``: raw text when ``typed`` (the schema will type it), else pandas' inference."""
-        raise NotImplementedError
-
-    def looked_for(self, name: str) -> str:
-        return f"table {name!r}"
-
-    def close(self) -> None:
-        pass
-
-
-class _Folder(_Store):
+class _Folder(Store):
     """A folder holding one ``<name>.csv`` (or ``<name>.parquet``) file per table."""
 
     def __init__(self, location, fmt: str):
@@ -322,78 +356,7 @@ class _Folder(_Store):
                 return pd.read_parquet(path, engine="pyarrow")
             return _read_csv(path, typed=typed)
         except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
-            raise StorageError(f"cannot read {str(path)!r}: {_reason(exc)}") from exc
-
-
-class _SqliteFile(_Store):
-    format = "sqlite"
-
-    def __init__(self, location):
-        super().__init__(location)
-        path = Path(location)
-        if not path.is_file():
-            raise StorageError(f"no SQLite file at {str(path)!r}")
-        if not starts_like_sqlite(path):
-            raise StorageError(f"{str(path)!r} is not a SQLite database file")
-        # read-only: reading must never change the input, not even its journal
-        try:
-            self.connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        except sqlite3.Error as exc:
-            raise StorageError(f"cannot open the SQLite file {str(path)!r}: {_reason(exc)}") from None
-
-    def names(self) -> list[str]:
-        try:
-            rows = self.connection.execute(
-                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
-            ).fetchall()
-        except sqlite3.Error as exc:
-            raise StorageError(
-                f"cannot read the SQLite file {str(self.location)!r}: {_reason(exc)}; repair it (sqlite3 "
-                "'.recover') or export the tables again"
-            ) from None
-        return sorted(row[0] for row in rows if row[0] != FILES_TABLE)
-
-    def read(self, name: str, *, typed: bool) -> pd.DataFrame:
-        try:
-            frame = pd.read_sql_query(
-                f"SELECT * FROM {_quoted(name)}", self.connection, dtype_backend="numpy_nullable"
-            )
-        except (sqlite3.Error, pd.errors.DatabaseError) as exc:
-            raise StorageError(f"cannot read table {name!r} of {str(self.location)!r}: {_reason(exc)}") from exc
-        return _plain_strings(frame)
-
-    def close(self) -> None:
-        self.connection.close()
-
-
-class _SqlUrl(_Store):
-    format = "sql"
-
-    def __init__(self, location):
-        super().__init__(location)
-        sqlalchemy = _sqlalchemy()
-        try:
-            self.engine = sqlalchemy.create_engine(str(location))
-            self.connection = self.engine.connect()
-        except Exception as exc:  # drivers raise their own errors; say which database failed
-            raise StorageError(f"cannot connect to {_shown(location)}: {_reason(exc)}") from exc
-        self.sqlalchemy = sqlalchemy
-
-    def names(self) -> list[str]:
-        inspector = self.sqlalchemy.inspect(self.connection)
-        names = [*inspector.get_table_names(), *inspector.get_view_names()]
-        return sorted(name for name in names if name != FILES_TABLE)
-
-    def read(self, name: str, *, typed: bool) -> pd.DataFrame:
-        try:
-            frame = pd.read_sql_table(name, self.connection, dtype_backend="numpy_nullable")
-        except Exception as exc:  # noqa: BLE001 - any driver error means the table cannot be read
-            raise StorageError(f"cannot read table {name!r} of {_shown(self.location)}: {_reason(exc)}") from exc
-        return _plain_strings(frame)
-
-    def close(self) -> None:
-        self.connection.close()
-        self.engine.dispose()
+            raise StorageError(f"cannot read {str(path)!r}: {reason(exc)}") from exc
 
 
 @contextlib.contextmanager
@@ -402,9 +365,9 @@ def _open_store(location, format):
     if fmt in _FOLDER_SUFFIX:
         store = _Folder(location, fmt)
     elif fmt == "sqlite":
-        store = _SqliteFile(location)
+        store = SqliteFile(location)
     else:
-        store = _SqlUrl(location)
+        store = SqlDatabase(location)
     try:
         yield store
     finally:
@@ -446,18 +409,12 @@ def _plain_dtypes(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.astype(plain) if plain else frame
 
 
-def _plain_strings(frame: pd.DataFrame) -> pd.DataFrame:
-    """SQL readers give ``string[python]`` text; use pandas' default ``str`` like every other reader."""
-    text = [c for c, dtype in frame.dtypes.items() if isinstance(dtype, pd.StringDtype) and dtype != "str"]
-    return frame.astype(dict.fromkeys(text, "str")) if text else frame
-
-
-def _missing_table_problem(name: str, source: str, store: _Store, found: list[str]) -> Problem:
+def _missing_table_problem(name: str, source: str, store: Store, found: list[str]) -> Problem:
     close = closest_name(source, found)
     hint = f" (did you mean {close!r}? If so, rename it or give the table source: {close})" if close else ""
     there = ", ".join(repr(n) for n in found) if found else "no table at all"
     return Problem(
-        f"no {store.looked_for(source)} in {_shown(store.location)}{hint}; found: {there}",
+        f"no {store.looked_for(source)} in {shown(store.location)}{hint}; found: {there}",
         name,
     )
 
@@ -468,10 +425,10 @@ def _missing_table_problem(name: str, source: str, store: _Store, found: list[st
 def _output_format(location, format) -> str:
     if format is not None:
         return _checked_format(format)
-    if _is_url(location):
+    if is_url(location):
         return "sql"
     path = Path(location)
-    if path.suffix.lower() in _SQLITE_SUFFIXES:
+    if path.suffix.lower() in SQLITE_SUFFIXES:
         return "sqlite"
     if path.is_dir() and any(path.iterdir()):
         with contextlib.suppress(StorageError):
@@ -506,6 +463,20 @@ def _named_for_output(database, schema: Schema | None) -> dict[str, pd.DataFrame
     return tables
 
 
+def _keys_for_output(schema: Schema | None, tables) -> dict[str, TableKeys]:
+    """The keys declared with each written table (a server declares its primary and foreign keys)."""
+    if schema is None:
+        return {}
+    keys = {}
+    for table in schema:
+        if table.source_name not in tables:
+            continue
+        links = tuple((fk.column, schema[fk.references].source_name, schema[fk.references].primary_key)
+                      for fk in table.foreign_keys if fk.references in schema.tables)
+        keys[table.source_name] = TableKeys(table.primary_key, links)
+    return keys
+
+
 def _write_folder(tables: dict[str, pd.DataFrame], path: Path, fmt: str, files: dict[str, str]) -> None:
     suffix = _FOLDER_SUFFIX[fmt]
     clashes = sorted(set(files) & {f"{name}{suffix}" for name in tables})
@@ -520,93 +491,13 @@ def _write_folder(tables: dict[str, pd.DataFrame], path: Path, fmt: str, files: 
                 else:
                     _as_csv_text(frame).to_csv(target, index=False, encoding="utf-8", lineterminator="\n")
             except (ValueError, TypeError, OSError) as exc:
-                raise StorageError(f"cannot write table {name!r} as {fmt.upper()}: {_reason(exc)}") from exc
+                raise StorageError(f"cannot write table {name!r} as {fmt.upper()}: {reason(exc)}") from exc
         # the notes last, release.json the very last: a folder holding it is complete
         for name in sorted(files, key=lambda n: n == NOTES_FILE):
             try:
                 (tmp / name).write_text(files[name], encoding="utf-8")
             except OSError as exc:
-                raise StorageError(f"cannot write {name!r} in {str(path)!r}: {_reason(exc)}") from exc
-
-
-def _write_sqlite(tables: dict[str, pd.DataFrame], path: Path) -> None:
-    """A new SQLite file is written under a temporary name and renamed; in an existing one (the
-    output check allowed it: ``overwrite``) only these tables are replaced, in one transaction."""
-    if path.is_file() and path.stat().st_size:
-        _fill_sqlite(path, tables, replace=True)
-        return
-    with atomic_file(path) as tmp:
-        _fill_sqlite(tmp, tables, replace=False)
-
-
-def _fill_sqlite(path: Path, tables: dict[str, pd.DataFrame], *, replace: bool) -> None:
-    connection = sqlite3.connect(path, isolation_level=None)  # transactions are ours
-    try:
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            for name, frame in tables.items():
-                if replace:
-                    _drop_sqlite_table(connection, name)
-                _create_sqlite_table(connection, name, frame)
-            connection.execute("COMMIT")
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
-    except (sqlite3.Error, ValueError, TypeError, OverflowError, OSError) as exc:
-        raise StorageError(f"cannot write the SQLite database {str(path)!r}: {_reason(exc)}") from exc
-    finally:
-        connection.close()
-
-
-def _drop_sqlite_table(connection, name: str) -> None:
-    row = connection.execute("SELECT type FROM sqlite_master WHERE name = ?", (name,)).fetchone()
-    if row is not None and row[0] not in ("table", "view"):
-        raise StorageError(f"the SQLite file holds an {row[0]} named {name!r}; rename the table or choose another file")
-    if row is not None:
-        connection.execute(f"DROP {row[0].upper()} {_quoted(name)}")
-
-
-def _create_sqlite_table(connection, name: str, frame: pd.DataFrame) -> None:
-    types = _sqlite_types(frame)
-    columns = ", ".join(f"{_quoted(column)} {types[column]}" for column in frame.columns)
-    connection.execute(f"CREATE TABLE {_quoted(name)} ({columns})")
-    if not len(frame) or not len(frame.columns):
-        return
-    values = _as_sql_values(frame).astype(object)
-    values = values.where(values.notna(), None)
-    marks = ", ".join("?" for _ in frame.columns)
-    connection.executemany(f"INSERT INTO {_quoted(name)} VALUES ({marks})",
-                           (tuple(_sql_scalar(v) for v in row) for row in values.itertuples(index=False, name=None)))
-
-
-def _sql_scalar(value):
-    """numpy scalars as the Python values sqlite3 stores."""
-    item = getattr(value, "item", None)
-    return item() if callable(item) and not isinstance(value, str | bytes) else value
-
-
-def _write_sql(tables: dict[str, pd.DataFrame], url: str) -> str:
-    sqlalchemy = _sqlalchemy()
-    engine = sqlalchemy.create_engine(url)
-    try:
-        existing = set(sqlalchemy.inspect(engine).get_table_names())
-        clash = sorted(existing & set(tables))
-        if clash:
-            raise StorageError(
-                f"{_shown(url)} already has the table(s) {', '.join(map(repr, clash))}; relanon does not "
-                "overwrite database tables: drop them or write to another database"
-            )
-        # one transaction: the tables appear together or not at all
-        with engine.begin() as connection:
-            for name, frame in tables.items():
-                _as_sql_values(frame).to_sql(name, connection, index=False)
-    except StorageError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - driver errors vary; name the database that failed
-        raise StorageError(f"cannot write to {_shown(url)}: {_reason(exc)}") from exc
-    finally:
-        engine.dispose()
-    return url
+                raise StorageError(f"cannot write {name!r} in {str(path)!r}: {reason(exc)}") from exc
 
 
 def _as_csv_text(frame: pd.DataFrame) -> pd.DataFrame:
@@ -634,30 +525,6 @@ def _shortest_text(values: pd.Series) -> pd.Series:
     return pd.Series(text.to_pandas(types_mapper=_STR_DTYPES.get), index=values.index)
 
 
-def _as_sql_values(frame: pd.DataFrame) -> pd.DataFrame:
-    """Dates as ISO 8601 text and booleans as 0/1, which every SQL database stores alike."""
-    changes = {}
-    for column, dtype in frame.dtypes.items():
-        values = frame[column]
-        if isinstance(dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(dtype):
-            changes[column] = values.astype("str").where(values.notna())
-        elif pd.api.types.is_bool_dtype(dtype):
-            changes[column] = values.astype("Int64")
-    return frame.assign(**changes) if changes else frame
-
-
-def _sqlite_types(frame: pd.DataFrame) -> dict[str, str]:
-    types = {}
-    for column, dtype in frame.dtypes.items():
-        if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_integer_dtype(dtype):
-            types[column] = "INTEGER"
-        elif pd.api.types.is_float_dtype(dtype):
-            types[column] = "REAL"
-        else:
-            types[column] = "TEXT"
-    return types
-
-
 # --------------------------------------------------------------------------- small helpers
 
 
@@ -667,46 +534,12 @@ def _checked_format(format) -> str:
     return format
 
 
-def _is_url(location) -> bool:
-    return isinstance(location, str) and "://" in location
-
-
 def _files_with(folder: Path, suffix: str) -> list[Path]:
     try:
         return sorted(
             p for p in folder.iterdir() if p.is_file() and p.suffix.lower() == suffix and not p.name.startswith(".")
         )
     except OSError as exc:
-        raise StorageError(f"cannot list the folder {str(folder)!r}: {_reason(exc)}") from None
+        raise StorageError(f"cannot list the folder {str(folder)!r}: {reason(exc)}") from None
 
 
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _shown(location) -> str:
-    """A location for a message; a URL loses its password."""
-    text = str(location)
-    if _is_url(text) and "@" in text:
-        scheme, rest = text.split("://", 1)
-        credentials, host = rest.rsplit("@", 1)
-        text = f"{scheme}://{credentials.split(':', 1)[0]}:***@{host}" if ":" in credentials else text
-    return repr(text)
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, UnicodeDecodeError):
-        return f"it is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8"
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-
-
-def _sqlalchemy():
-    try:
-        import sqlalchemy
-    except ImportError:
-        raise StorageError(
-            "reading or writing a database URL needs SQLAlchemy and the driver of your database: "
-            "pip install sqlalchemy (plus e.g. psycopg for PostgreSQL), or export the tables to "
-            "CSV, Parquet or SQLite"
-        ) from None
-    return sqlalchemy

@@ -1,7 +1,8 @@
 """Reading back the notes relanon writes with a release (``release.json``...).
 
-A folder holds them as files beside the tables; a SQLite file as rows of the ``relanon_files``
-table (``name``, ``content``). A database without notes (original data, a SQL server) gives none.
+A folder holds them as files beside the tables; a SQLite file and a database schema in a server as
+rows of the ``relanon_files`` table (``name``, ``content``). A database without notes (original data)
+gives none.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import sqlite3
 from pathlib import Path
 
 from relanon.common.errors import StorageError
+from relanon.stores.base import is_url, shown
 from relanon.stores.outputs import FILES_TABLE, NOTES_FILE
+from relanon.stores.sql import SqlDatabase
 
 
 def read_note(location, name: str) -> str | None:
@@ -25,6 +28,12 @@ def read_note(location, name: str) -> str | None:
     >>> read_note(folder, "release.json"), read_note(folder, "other.txt")
     ('{"tables": {}}', None)
     """
+    if is_url(location):
+        store = SqlDatabase(location)
+        try:
+            return (store.files() or {}).get(name)
+        finally:
+            store.close()
     path = Path(str(location))
     if path.is_dir():
         note = path / name
@@ -59,5 +68,5 @@ def release_methods(location) -> dict[str, str]:
         tables = json.loads(text)["tables"]
         return {str(name): str(entry["method"]) for name, entry in tables.items()}
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise StorageError(f"{NOTES_FILE} in {str(location)!r} is not the release notes relanon writes ({exc}); "
+        raise StorageError(f"{NOTES_FILE} in {shown(location)} is not the release notes relanon writes ({exc}); "
                            "remove it or restore it") from exc

@@ -11,12 +11,17 @@ The rule, for every command and every output (``--out``, ``--json``, ``--report`
   the new one is complete;
 - an existing SQLite file is refused unless ``--overwrite``, and even then only the release's own
   tables are replaced, in one transaction: its other tables are kept;
+- a database schema (a URL, ``?schema=release``) is never the one the data was read from; one that
+  is missing or empty is written, one holding a release relanon wrote (its ``relanon_files`` notes,
+  and only the tables they name) is replaced whole, and one holding anything else is refused unless
+  ``--overwrite``, which replaces only the release's own tables in it. All in one transaction;
 - the place must be writable: a missing parent folder is fine (it is created), a parent that is a
   file, or a folder where nothing can be created, is refused before any work.
 
 Each kind of output is an :class:`OutputLocation` whose :meth:`~OutputLocation.check` raises
 :class:`~relanon.common.errors.StorageError`; :func:`check_outputs` checks several against the
-inputs and each other. A database server (a URL) is one more kind: :class:`DatabaseUrl`.
+inputs and each other. A database server (a URL) is one more kind: :class:`DatabaseUrl`, checked by
+connecting to it (a wrong password or an unreachable server is refused before any work).
 """
 
 from __future__ import annotations
@@ -30,7 +35,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from relanon.common.atomic import is_url, overlaps
-from relanon.common.errors import StorageError
+from relanon.common.errors import RelanonError, StorageError
+from relanon.schema.model import load_schema
+from relanon.stores.base import shown
+from relanon.stores.sql import FILES_TABLE, SchemaContents, same_place, schema_contents
 
 __all__ = [
     "DatabaseUrl",
@@ -43,7 +51,6 @@ __all__ = [
     "output_for_database",
 ]
 
-FILES_TABLE = "relanon_files"  # notes stored with a database in SQL (folders hold them as files)
 NOTES_FILE = "release.json"
 RELEASE_FILES = ("schema.yaml", NOTES_FILE, "WARNING-SENSITIVE-CHOICES.txt")  # notes relanon writes
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -257,20 +264,65 @@ class SqliteOutput(OutputLocation):
 
 
 class DatabaseUrl(OutputLocation):
-    """A database server given by a SQLAlchemy URL (``postgresql://user@host/db?schema=release``).
+    """A schema of a database given by a SQLAlchemy URL (``postgresql://user@host/db?schema=release``).
 
-    Checked here against the inputs (the same database and schema as an input is refused); that
-    the release's tables do not exist yet (or may be replaced, with ``overwrite``) is checked by the
-    writer, which holds the connection.
+    Refused when it is the schema an input was read from. :meth:`check` connects and looks at what
+    the schema holds; the writer asks :meth:`replaced_tables` again inside its transaction.
     """
+
+    def __init__(self, location, **options):
+        options.setdefault("what", "the release")
+        super().__init__(location, **options)
+
+    @property
+    def _shown(self) -> str:
+        return shown(self.location)
 
     def check(self, inputs: Iterable = ()) -> None:
         for given in inputs:
-            if given is not None and is_url(given) and _same_url(given, self.location):
+            if given is not None and is_url(given) and same_place(given, self.location):
                 raise StorageError(
-                    f"refusing to write {self.what} to {_url_shown(self.location)}{self._by}: it is the input; "
-                    "choose another database or schema"
+                    f"refusing to write {self.what} to {self._shown}{self._by}: it is the database schema the data "
+                    "was read from; write into a schema of its own (add ?schema=release to the URL)"
                 )
+        self.replaced_tables(None)(schema_contents(self.location))
+
+    def replaced_tables(self, tables):
+        """The rule, for the writer: given what the schema holds, the tables to drop before writing
+        ``tables`` (the names written); raises :class:`StorageError` to refuse."""
+
+        def decide(contents: SchemaContents) -> list[str]:
+            if not contents.tables and not contents.views:
+                return []
+            if not contents.views and release_in_schema(contents):
+                return list(contents.tables)  # a release relanon wrote: replaced whole
+            names = sorted([*contents.tables, *contents.views])
+            self._refuse(f"its schema holds {_listed(names, noun=('table', 'tables'))} that relanon did not write",
+                         "a schema holding a release it wrote (with its relanon_files notes)",
+                         whole="replace the release's own tables in it (its other tables are kept)")
+            clash = sorted(set(contents.views) & set(tables or ()))
+            if clash:
+                raise StorageError(f"refusing to write {self.what} to {self._shown}{self._by}: the schema holds a "
+                                   f"view named {clash[0]!r}; drop it or choose another schema")
+            return sorted(set(contents.tables) & set(tables or ()))
+
+        return decide
+
+
+def release_in_schema(contents: SchemaContents) -> bool:
+    """Whether a database schema holds only a release relanon wrote: its notes (``release.json`` and
+    ``schema.yaml`` in ``relanon_files``) and the tables the schema names (and anatomized companions)."""
+    files = contents.files or {}
+    try:
+        notes = json.loads(files.get(NOTES_FILE, ""))
+        declared = load_schema(files.get(RELEASE_FILES[0], ""))
+    except (ValueError, RelanonError):
+        return False
+    if not (isinstance(notes, dict) and "relanon" in notes and isinstance(notes.get("tables"), dict)):
+        return False
+    sources = {table.source_name for table in declared}
+    own = {FILES_TABLE} | sources | {f"{source}_sensitive" for source in sources}
+    return set(contents.tables) <= own
 
 
 def check_outputs(outputs: Iterable[OutputLocation], inputs: Iterable = ()) -> None:
@@ -375,26 +427,7 @@ def _safely(recognize, path) -> bool:
         return False
 
 
-def _listed(names: list[str], limit: int = 5) -> str:
-    shown = ", ".join(repr(n) for n in names[:limit])
+def _listed(names: list[str], limit: int = 5, noun=("entry", "entries")) -> str:
+    quoted = ", ".join(repr(n) for n in names[:limit])
     more = f", ... ({len(names) - limit} more)" if len(names) > limit else ""
-    return f"{len(names)} entr{'y' if len(names) == 1 else 'ies'} ({shown}{more})"
-
-
-def _same_url(a: str, b: str) -> bool:
-    return a.split("?")[0].rstrip("/") == b.split("?")[0].rstrip("/") and _query(a) == _query(b)
-
-
-def _query(url: str) -> str:
-    return url.split("?", 1)[1] if "?" in url else ""
-
-
-def _url_shown(url: str) -> str:
-    """A URL for a message, without its password."""
-    text = str(url)
-    if "@" in text and "://" in text:
-        scheme, rest = text.split("://", 1)
-        credentials, host = rest.rsplit("@", 1)
-        if ":" in credentials:
-            text = f"{scheme}://{credentials.split(':', 1)[0]}:***@{host}"
-    return repr(text)
+    return f"{len(names)} {noun[len(names) != 1]} ({quoted}{more})"
