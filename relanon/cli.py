@@ -626,8 +626,8 @@ def _progress(args):
 def _read(progress, location, schema, format, what="the data"):
     from relanon.stores.io import read_database
 
-    with progress.step(f"read {what}") as step:
-        database = read_database(location, schema, format=format)
+    with progress.step(f"read {what}", unit="tables") as step:
+        database = read_database(location, schema, format=format, progress=step)
         step.detail = f"{sum(len(frame) for frame in database.values()):,} rows in {len(database)} tables"
     return database
 
