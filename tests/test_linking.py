@@ -323,3 +323,26 @@ def test_balanced_blocks_split_children_and_slots_evenly():
     assert all(len(mine) == len(theirs) <= 70 for mine, theirs in blocks)
     np.testing.assert_array_equal(np.sort(np.concatenate([mine for mine, _ in blocks])), np.arange(1000))
     np.testing.assert_array_equal(np.sort(np.concatenate([theirs for _, theirs in blocks])), np.arange(1000))
+
+
+def test_counts_of_a_20_parent_link_keep_their_shape():
+    """Drawn counts far below the number of children: corrected with plausible counts, not stretched."""
+    from scipy import stats
+
+    from relanon.multitable.linking import allocate_counts
+
+    rng = np.random.default_rng(3)
+    original = np.array([2, 3, 4, 5, 5, 6, 7, 8, 8, 9, 10, 11, 12, 12, 13, 14, 15, 16, 18, 22])
+    assert original.sum() == 200
+    ranked = np.sort(original)
+    drawn = ranked[np.clip(np.arange(20) - 6, 0, 19)].astype(float)  # a low draw: 114 of 200 children
+    assert drawn.sum() < 120
+    # each parent's plausible counts: those of the five parents around it
+    candidates = np.stack([ranked[np.clip(np.searchsorted(ranked, d) + np.arange(-2, 3), 0, 19)] for d in drawn])
+    stretched = allocate_counts(drawn, 200, random_state=rng)
+    kept = allocate_counts(drawn, 200, candidates=candidates, random_state=rng)
+    assert stretched.sum() == kept.sum() == 200
+    ks_stretched = stats.ks_2samp(original, stretched).statistic
+    ks_kept = stats.ks_2samp(original, kept).statistic
+    assert ks_kept < ks_stretched
+    assert 1 - ks_kept >= 0.8

@@ -7,9 +7,11 @@ with its own links (see :mod:`relanon.multitable.views`):
   C, ``TO_BOTTOM_PROPAGATED(T, P)`` for each parent P;
 - signal, for every table: ``STANDALONE`` (Hellinger, correlation difference ratio),
   ``TO_TOP_ENRICHED`` for parents (Hellinger of the enriched table), ``TO_BOTTOM_PROPAGATED`` for
-  children (correlation difference ratio of the table plus its parent's columns);
+  children: the link fidelity of every (child column, parent column) pair after the join
+  (:mod:`relanon.metrics.links`; the headline of the link's cell), and the correlation difference
+  ratio of the table plus its parent's columns as a detail;
 - relations, for every link: the children-per-parent distribution (1 - Kolmogorov-Smirnov statistic,
-  mean and max side by side) and referential integrity.
+  mean and max side by side), the link fidelity with its noise floor, and referential integrity.
 
 The hidden rate and the local cloaking need the private pairing of anonymized and original rows,
 which only the run that produced the release holds (:class:`relanon.multitable.pipeline.AnonymizationResult`);
@@ -26,7 +28,8 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.progress import as_progress
-from relanon.metrics.base import TARGETS, Metric
+from relanon.metrics.base import HIGHER, TARGETS, Metric
+from relanon.metrics.links import LINK_FIDELITY_TARGET, link_fidelity
 from relanon.metrics.noise_floor import noise_floor, quadrature_margin
 from relanon.metrics.privacy import DEFAULT_SAMPLE_SIZE, privacy
 from relanon.metrics.signal import correlation_difference_ratio, hellinger_metric, signal
@@ -40,7 +43,8 @@ same figures from ``relanon anonymize``, ``demo``, ``evaluate`` and ``report``."
 
 PRIVACY_HEADLINES = ("hidden_rate", "distance_to_closest")  # the second when the pairing is unknown
 PAIRING_METRICS = ("hidden_rate", "local_cloaking")
-TARGETS = {**TARGETS, "children_per_parent": 0.9, "referential_integrity": 99.999}
+TARGETS = {**TARGETS, "children_per_parent": 0.9, "referential_integrity": 99.999,
+           "link_fidelity": LINK_FIDELITY_TARGET}
 
 
 @dataclass
@@ -61,8 +65,9 @@ class Evaluation:
         every privacy metric of that scenario meets its target.
     signal_matrix, signal_passed : DataFrame
         Rows and columns: tables. Diagonal: Hellinger mean of the table; (parent, child):
-        Hellinger mean of TO_TOP_ENRICHED(parent, child); (child, parent): correlation difference
-        ratio of TO_BOTTOM_PROPAGATED(child, parent).
+        Hellinger mean of TO_TOP_ENRICHED(parent, child); (child, parent): link fidelity of
+        TO_BOTTOM_PROPAGATED(child, parent) (higher is better; passes above its target or within
+        its noise floor).
     targets : dict
         Metric name -> target.
     notes : list of str
@@ -111,8 +116,9 @@ class Evaluation:
 
     def signal_matrix_text(self) -> str:
         return _matrix_text(
-            "signal (diagonal and parent->child: Hellinger mean; child->parent: correlation difference %; "
-            "! = a signal metric of the scenario misses its target)",
+            "signal (diagonal and parent->child: Hellinger mean, lower is better; child->parent: link fidelity, "
+            "1 = children agree with their parents as in the original; ! = a signal metric of the scenario "
+            "misses its target)",
             self.signal_matrix, self.signal_passed, "{:.3g}",
         )
 
@@ -190,12 +196,15 @@ def evaluate(schema: Schema, original, anonymized, result=None, *, sample_size: 
                         for m in _privacy(schema, view, released, pairing, table, sample_size, rng)
                     ]
                 records += [("signal", view, m) for m in _signal(view, released)]
+                if view.scenario == TO_BOTTOM_PROPAGATED:
+                    records.append(("signal", view, link_fidelity(
+                        schema, original, anonymized, view.link, columns=columns)))
     if result is None and any(t.individual for t in schema):
         notes.append(
             "hidden rate and local cloaking need the private pairing of anonymized and original rows, "
             "held only by the run that made the release (relanon anonymize): they are not computed here"
         )
-    relations = _relations(schema, original, anonymized, result)
+    relations = _relations(schema, original, anonymized, result, records)
     details = _details(records)
     privacy_matrix, privacy_passed = _privacy_matrix(schema, records)
     signal_matrix, signal_passed = _signal_matrix(schema, records)
@@ -308,11 +317,15 @@ RELATION_DESCRIPTIONS = {
     "of children per parent row (1 = same distribution); passes within the value two halves of the original "
     "parents give each other (the noise floor).",
     "referential_integrity": "Share of anonymized foreign-key values that point to an existing parent key.",
+    "link_fidelity_floor": "Link fidelity that two random halves of the original give each other (parents split "
+    "with their children): a release at or above it keeps the relations as well as the data's size allows.",
 }
 
 
-def _relations(schema: Schema, original, anonymized, result) -> pd.DataFrame:
+def _relations(schema: Schema, original, anonymized, result, records=()) -> pd.DataFrame:
     methods = {(r.child, r.column): r.method for r in result.links} if result is not None else {}
+    fidelity = {(view.link.child, view.link.column): metric for kind, view, metric in records
+                if metric.name == "link_fidelity"}
     rows = []
     for link in all_links(schema):
         parent_key = schema[link.parent].primary_key
@@ -337,6 +350,8 @@ def _relations(schema: Schema, original, anonymized, result) -> pd.DataFrame:
             "max_children_anonymized": int(a_counts.max()) if len(a_counts) else 0,
             "share_without_parent_original": float(original[link.child][link.column].isna().mean()) if len(fk) else 0.0,
             "share_without_parent_anonymized": float(fk.isna().mean()) if len(fk) else 0.0,
+            "link_fidelity": fidelity[key].value if (key := (link.child, link.column)) in fidelity else float("nan"),
+            "link_fidelity_floor": fidelity[key].floor if key in fidelity else float("nan"),
             "referential_integrity": float(integrity),
         })
     frame = pd.DataFrame(rows)
@@ -441,7 +456,7 @@ def _signal_matrix(schema: Schema, records):
     values = pd.DataFrame(np.nan, index=pd.Index(tables, name="table"), columns=tables)
     passed = pd.DataFrame(pd.NA, index=values.index, columns=tables, dtype="boolean")
     headline = {STANDALONE: "hellinger_mean", TO_TOP_ENRICHED: "hellinger_mean",
-                TO_BOTTOM_PROPAGATED: "correlation_difference_ratio"}
+                TO_BOTTOM_PROPAGATED: "link_fidelity"}
     for kind, view, metric in records:
         if kind != "signal":
             continue
@@ -452,7 +467,9 @@ def _signal_matrix(schema: Schema, records):
         passed.loc[cell] = ok if pd.isna(passed.loc[cell]) else bool(passed.loc[cell]) and ok
         if metric.name != headline[view.scenario]:
             continue
-        worse = pd.isna(values.loc[cell]) or metric.value > values.loc[cell]
+        # two links between the same tables: the cell shows the worse of the two
+        previous = values.loc[cell]
+        worse = pd.isna(previous) or (metric.value < previous if metric.direction == HIGHER else metric.value > previous)
         if worse:
             values.loc[cell] = metric.value
     return values, passed

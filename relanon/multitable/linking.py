@@ -60,15 +60,20 @@ class SensitiveMatchWarning(UserWarning):
 # --------------------------------------------------------------------------- children per parent
 
 
-def allocate_counts(expected, total: int, *, random_state=None) -> np.ndarray:
+def allocate_counts(expected, total: int, *, candidates=None, random_state=None) -> np.ndarray:
     """Whole numbers of children per parent, close to ``expected`` and summing to ``total``.
 
-    Negative and missing expectations count as 0. The expectations are scaled to sum to
-    ``total`` and rounded by largest remainders (Hamilton's method): each parent gets the whole
-    part of its share, and the children left over go one each to the parents with the largest
-    fractional parts, ties broken at random. Every count is therefore within 1 of its scaled
-    share, and a parent expected to have no child gets none. When every expectation is 0, the
-    children are spread uniformly.
+    Negative and missing expectations count as 0. With ``candidates`` (for each parent, counts
+    that are as plausible for it as its expectation: those of its nearest original parents), the
+    expectations are first brought towards ``total`` by replacing some of them with one of their
+    parent's candidates (:func:`draw_towards_total`), so that a sum that is off by sampling noise
+    (20 drawn counts summing to 122 children of 200) is corrected with plausible counts instead of
+    stretching every count by the same factor, which distorts the distribution's shape. Then the
+    expectations are scaled to sum to ``total`` and rounded by largest remainders (Hamilton's
+    method): each parent gets the whole part of its share, and the children left over go one each
+    to the parents with the largest fractional parts, ties broken at random. Every count is
+    therefore within 1 of its scaled share, and a parent expected to have no child gets none. When
+    every expectation is 0, the children are spread uniformly.
 
     Parameters
     ----------
@@ -76,8 +81,10 @@ def allocate_counts(expected, total: int, *, random_state=None) -> np.ndarray:
         Expected (for example avatarized) number of children of each parent.
     total : int
         Number of children to allocate (the number of child rows).
+    candidates : array-like of float, shape (n_parents, n_candidates), optional
+        Other plausible counts of each parent, used before any scaling.
     random_state : int, numpy.random.Generator or None
-        Breaks ties between equal fractional parts.
+        Breaks ties between equal fractional parts and orders the replacements.
 
     Returns
     -------
@@ -105,6 +112,8 @@ def allocate_counts(expected, total: int, *, random_state=None) -> np.ndarray:
             "replace them by a finite expectation"
         )
     values = np.where(np.isnan(values) | (values < 0), 0.0, values)
+    if candidates is not None:
+        values = draw_towards_total(values, candidates, total, random_state=rng)
     weight = values.sum()
     if weight <= 0:
         values, weight = np.ones_like(values), float(values.size)
@@ -118,6 +127,40 @@ def allocate_counts(expected, total: int, *, random_state=None) -> np.ndarray:
         order = np.lexsort((tie_break, -remainder))
         counts[order[:left]] += 1
     return counts
+
+
+def draw_towards_total(expected, candidates, total: int, *, random_state=None, passes: int = 3) -> np.ndarray:
+    """Replace some expected counts by other plausible counts of their parent until they sum to ``total``.
+
+    Parents are visited in a random order (``passes`` times at most); a parent's count is replaced
+    by the one of its candidates that brings the sum closest to ``total`` without going past it,
+    when one does. Every count stays one of its parent's plausible counts, so the distribution keeps
+    its shape; what the candidates cannot close is left to the scaling of :func:`allocate_counts`.
+
+    Examples
+    --------
+    >>> draw_towards_total([1.0, 1.0, 1.0], [[1, 4], [1, 2], [1, 1]], 7, random_state=0).tolist()
+    [4.0, 2.0, 1.0]
+    """
+    rng = _generator(random_state)
+    values = _as_float_vector(expected, "expected").copy()
+    options = np.asarray(candidates, dtype=np.float64)
+    if options.ndim != 2 or len(options) != len(values):
+        raise ParameterError(f"candidates must have one row per parent ({len(values)}), got shape {options.shape}")
+    options = np.where(np.isfinite(options) & (options >= 0), options, np.nan)
+    gap = float(total - values.sum())
+    for _ in range(passes):
+        for parent in rng.permutation(len(values)):
+            if abs(gap) < 0.5:
+                return values
+            change = options[parent] - values[parent]
+            useful = (np.sign(change) == np.sign(gap)) & (np.abs(change) <= abs(gap) + 0.5)
+            if not useful.any():
+                continue
+            best = np.flatnonzero(useful)[np.argmax(np.abs(change[useful]))]
+            values[parent] += change[best]
+            gap -= change[best]
+    return values
 
 
 # --------------------------------------------------------------------------- the three methods

@@ -30,13 +30,17 @@ import pandas as pd
 from relanon.common.errors import DataError, ParameterError, Problem
 from relanon.common.progress import as_progress
 from relanon.engine.deassociate import anatomize, bucketize
+from relanon.engine.factor_space import FactorSpace
+from relanon.engine.neighbours import cross_neighbours
 from relanon.multitable import linking
+from relanon.multitable.anchoring import anchor
 from relanon.schema.graph import Link, child_links, parent_links, topological_order
 from relanon.schema.model import Schema, Table
 from relanon.schema.shapes import companion_name
 from relanon.schema.validation import check_database
 
 MIN_AVATAR_ROWS = 3  # the avatar method needs k >= 2 other records
+ANCHOR_CHILDREN = True  # honour ``anchor: true`` links (switched off only to measure what anchoring does)
 
 
 class SensitiveChoiceWarning(UserWarning):
@@ -74,6 +78,8 @@ class TableRelease:
     original_position: np.ndarray
     enriched_original: pd.DataFrame | None = None
     enriched_avatars: pd.DataFrame | None = None
+    enriched_types: dict | None = None
+    enriched_weights: dict | None = None
     k: int | None = None
     ncp: int | None = None
     companion: pd.DataFrame | None = None  # the sensitive table of an anatomized table
@@ -151,7 +157,7 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
     for position, name in enumerate(order, start=1):
         table = schema[name]
         report.say(f"[{position}/{len(order)}] {name} ({len(original[name]):,} rows, {table.anonymize.method})")
-        rng_avatar, rng_keys, rng_links = (np.random.default_rng(s) for s in seeds[name].spawn(3))
+        rng_avatar, rng_keys, rng_links, rng_anchor = (np.random.default_rng(s) for s in seeds[name].spawn(4))
         releases[name] = _release_table(schema, table, original, releases, rng_avatar, rng_keys, report)
         for link in parent_links(schema, name):
             with report.step(f"link {name}.{link.column} -> {link.parent} ({link.method})", unit="blocks") as step:
@@ -162,6 +168,9 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
                 LinkReport(link.parent, name, link.column, link.method, len(linked), int(linked.notna().sum()),
                            report.timings[step.label])
             )
+        if _anchored(schema, releases[name]):
+            with report.step(f"{name}: anchor on linked parents") as step:
+                step.detail = f"{_anchor_on_parents(schema, name, releases, rng_anchor):,} rows re-drawn"
     sensitive = [
         f"{r.child}.{r.column} -> {r.parent} used original_order: each anonymized {r.child} row keeps "
         f"the {r.parent} of its original record, which weakens privacy"
@@ -378,8 +387,8 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
         elif column in output:
             released[column] = avatars[column]
     return TableRelease(
-        table.name, "avatar", released, pairing, enriched_original=enriched, enriched_avatars=avatars, k=k, ncp=ncp,
-        internal_names=internal,
+        table.name, "avatar", released, pairing, enriched_original=enriched, enriched_avatars=avatars,
+        enriched_types=types, enriched_weights=weights, k=k, ncp=ncp, internal_names=internal,
     )
 
 
@@ -494,17 +503,34 @@ def _match(schema, link: Link, original, child: TableRelease, parent: TableRelea
     parent_table = schema[link.parent]
     columns = {c.name: c.type for c in parent_table.released_columns if c.name in parent.frame.columns}
     children = _child_side(link, original, child, parent_table, columns)[has_parent]
-    parent_coords, child_coords = _coordinates(parent_table, original[link.parent], parent.frame, children, columns, rng)
+    space = _parent_space(parent_table, original[link.parent], columns, rng)
+    parent_coords, child_coords = (_project(space, frame, columns) for frame in (parent.frame, children))
     n_children = int(has_parent.sum())
     if link.method == "minimum_distance":
         if parent_coords.shape[1] == 0:
             return rng.integers(len(parent.frame), size=n_children)
         return linking.match_minimum_distance(child_coords, parent_coords)
     expected = _expected_counts(link, original, parent, parent_table)
-    counts = linking.allocate_counts(expected, n_children, random_state=rng)
+    candidates = _plausible_counts(link, original, parent_table, space, parent_coords, columns, parent.k)
+    counts = linking.allocate_counts(expected, n_children, candidates=candidates, random_state=rng)
     if parent_coords.shape[1] == 0:
         return rng.permutation(np.repeat(np.arange(len(parent.frame)), counts))
     return linking.match_linear_sum(child_coords, parent_coords, counts, random_state=rng, progress=progress)
+
+
+def _plausible_counts(link: Link, original, parent_table: Table, space, parent_coords, columns, k) -> np.ndarray | None:
+    """For each released parent, the numbers of children of its ``k`` nearest original parents.
+
+    They let :func:`relanon.multitable.linking.allocate_counts` correct a total that sampling noise
+    moved (a few tens of parents) with counts a parent like this one has, rather than stretching.
+    """
+    parents = original[link.parent]
+    if space is None or k is None or len(parents) < 2:
+        return None
+    counts = original[link.child][link.column].value_counts()
+    own_counts = counts.reindex(parents[parent_table.primary_key].to_numpy(), fill_value=0).to_numpy(dtype=float)
+    near = cross_neighbours(_project(space, parents, columns), parent_coords, k=min(k, len(parents)))
+    return own_counts[near.indices]
 
 
 def _child_side(link: Link, original, child: TableRelease, parent_table: Table, columns: dict) -> pd.DataFrame:
@@ -519,16 +545,18 @@ def _child_side(link: Link, original, child: TableRelease, parent_table: Table, 
     return pd.DataFrame({c: parent_frame[c].reindex(keys).reset_index(drop=True) for c in columns})
 
 
-def _coordinates(parent_table: Table, parent_original, parent_released, children, columns, rng):
-    from relanon.engine.factor_space import FactorSpace
-
+def _parent_space(parent_table: Table, parent_original, columns, rng):
+    """The factor space of the parent's original columns, where parents and children are matched."""
     if not columns:
-        return np.empty((len(parent_released), 0)), np.empty((len(children), 0))
+        return None
     weights = {c.name: c.weight for c in parent_table.released_columns if c.name in columns}
     # seeded: above DENSE_LIMIT coded columns (a parent with a high-cardinality column) the axes come
     # from Lanczos iterations whose start vector would otherwise change the links on every run
-    space = FactorSpace(columns, weights=weights, random_state=rng).fit(parent_original[list(columns)])
-    return space.transform(parent_released[list(columns)]), space.transform(children[list(columns)])
+    return FactorSpace(columns, weights=weights, random_state=rng).fit(parent_original[list(columns)])
+
+
+def _project(space, frame, columns) -> np.ndarray:
+    return np.empty((len(frame), 0)) if space is None else space.transform(frame[list(columns)])
 
 
 def _expected_counts(link: Link, original, parent: TableRelease, parent_table: Table) -> np.ndarray:
@@ -539,3 +567,58 @@ def _expected_counts(link: Link, original, parent: TableRelease, parent_table: T
     counts = original[link.child][link.column].value_counts()
     keys = parent.frame[parent_table.primary_key].to_numpy()
     return counts.reindex(keys, fill_value=0).to_numpy(dtype=float)
+
+
+# --------------------------------------------------------------------------- anchoring
+
+
+def _anchored(schema: Schema, release: TableRelease) -> bool:
+    """Children re-drawn on their linked parents: avatar tables with a foreign key declared ``anchor: true``."""
+    anchored = any(fk.anchor for fk in schema[release.name].foreign_keys)
+    return (ANCHOR_CHILDREN and anchored and release.method == "avatar" and release.k is not None
+            and len(release.frame) > 0 and release.enriched_types is not None)
+
+
+def _anchor_on_parents(schema: Schema, name: str, releases: dict, rng) -> int:
+    """Re-draw the released rows of ``name`` on the parents they are linked to (:mod:`anchoring`).
+
+    The parents of the foreign keys declared ``anchor: true`` are reproduced; rows linked on every
+    such key are re-drawn, the others keep their avatar values. Returns the number of rows re-drawn.
+    """
+    release = releases[name]
+    table = schema[name]
+    types, weights = release.enriched_types, release.enriched_weights
+    enriched, avatars = release.enriched_original, release.enriched_avatars
+    own = [c.name for c in table.released_columns if c.name in types and c.name in release.frame.columns]
+    names = release.internal_names
+    drawn = [n for key, n in names.items() if key[0] == "count" and n in enriched.columns]
+    targets = {c: avatars[c] for c in own}
+    anchors, linked = [], np.ones(len(release.frame), dtype=bool)
+    anchored = {fk.column for fk in table.foreign_keys if fk.anchor}
+    for link in (link for link in parent_links(schema, name) if link.column in anchored):
+        parent = releases[link.parent]
+        keys = release.frame[link.column]
+        linked &= keys.notna().to_numpy()
+        rows = pd.Index(parent.frame[schema[link.parent].primary_key]).get_indexer(keys.to_numpy())
+        for column in schema[link.parent].released_columns:
+            target = names.get(("parent", link.column, column.name))
+            if target in types and column.name in parent.frame.columns:
+                values = parent.frame[column.name]
+                targets[target] = pd.Series(pd.api.extensions.take(values.array, rows, allow_fill=True))
+                anchors.append(target)
+    if not anchors or not own or not linked.any():
+        return 0
+    targets = pd.DataFrame(targets).iloc[np.flatnonzero(linked)]
+    redrawn = anchor(enriched, targets, types, weights, own, anchors, drawn, k=release.k, ncp=release.ncp,
+                     random_state=rng)
+    rows = np.flatnonzero(linked)
+    for column in redrawn.columns:
+        for frame in (release.frame, avatars) if column in own else (avatars,):
+            if linked.all():
+                frame[column] = redrawn[column].to_numpy() if frame[column].dtype == redrawn[column].dtype \
+                    else redrawn[column].astype(frame[column].dtype).to_numpy()
+            else:
+                updated = frame[column].copy()
+                updated.iloc[rows] = redrawn[column].to_numpy()
+                frame[column] = updated
+    return len(rows)

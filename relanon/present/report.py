@@ -343,8 +343,11 @@ def _signal_section(evaluation) -> str:
         "<p>Rows and columns are tables. The diagonal is the mean Hellinger distance of the table's "
         f"columns (target below {_e(targets.get('hellinger_mean'))}); a row above its child holds the "
         "Hellinger mean of the parent enriched with its children's aggregates; a row below its parent "
-        "holds the correlation difference (%) of the child joined with its parent's columns (target "
-        f"below {_e(targets.get('correlation_difference_ratio'))}).</p>"
+        "holds the link fidelity of the child joined with its parent: the mean, over every (child "
+        "column, parent column) pair, of the correlation similarity or contingency similarity between "
+        f"original and release (1 = children agree with their parents as in the original; target above "
+        f"{_e(targets.get('link_fidelity'))}, or at least its noise floor, the score two halves of the "
+        "original give each other). The correlation difference of that join is in the details.</p>"
     )
     return (
         f'<section id="signal"><h2>Signal</h2><h3>Signal matrix</h3>{guide}'
@@ -440,6 +443,7 @@ def _links_section(evaluation) -> str:
             f'<td class="text">{_e(method + flag)}</td><td>{_e(linked)}</td>'
             f'<td class="{similar}">{_e(_format("children_per_parent", r.children_per_parent))}</td>'
             f'<td>{_e(_format("children_per_parent", floor_of(r)))}</td>'
+            f"{_fidelity_cell(r, targets)}"
             f"<td>{_pair(r.mean_children_original, r.mean_children_anonymized, '.2f')}</td>"
             f"<td>{_pair(r.max_children_original, r.max_children_anonymized, 'd')}</td>"
             f'<td class="{_state(r.referential_integrity >= 100.0)}">{r.referential_integrity:.1f}</td></tr>'
@@ -449,6 +453,7 @@ def _links_section(evaluation) -> str:
         "<th>children linked</th>"
         f"<th>children per parent<br>similarity (&gt; {_e(targets['children_per_parent'])})</th>"
         "<th>noise floor<br>(two halves of the parents)</th>"
+        f"<th>link fidelity<br>(&gt; {_e(targets.get('link_fidelity'))} or &ge; floor)</th>"
         "<th>mean children<br>original / anonymized</th><th>max children<br>original / anonymized</th>"
         "<th>referential integrity %<br>(= 100)</th></tr>"
     )
@@ -458,6 +463,15 @@ def _links_section(evaluation) -> str:
         "distribution), original_order (exact, least private).</p>"
         f'<table>{header}{"".join(rows)}</table></section>'
     )
+
+
+def _fidelity_cell(row, targets) -> str:
+    value, floor = getattr(row, "link_fidelity", float("nan")), getattr(row, "link_fidelity_floor", float("nan"))
+    if pd.isna(value):
+        return '<td class="na">&ndash;</td>'
+    ok = value > targets.get("link_fidelity", 0.85) or (not pd.isna(floor) and value >= floor)
+    shown = f"{value:.3f}" + ("" if pd.isna(floor) else f" (floor {floor:.3f})")
+    return f'<td class="{_state(ok)}">{_e(shown)}</td>'
 
 
 def floor_of(relation) -> float:

@@ -64,6 +64,7 @@ class ForeignKey:
     column: str
     references: str
     link: str = "linear_sum"
+    anchor: bool = False  # re-draw the children on the parent they are linked to (multitable.anchoring)
 
 
 @dataclass(frozen=True)
@@ -192,7 +193,8 @@ def _table_to_dict(table: Table) -> dict:
         out["source"] = table.source
     if table.foreign_keys:
         out["foreign_keys"] = [
-            {"column": fk.column, "references": fk.references, "link": fk.link} for fk in table.foreign_keys
+            {"column": fk.column, "references": fk.references, "link": fk.link, **({"anchor": True} if fk.anchor else {})}
+            for fk in table.foreign_keys
         ]
     if table.columns:
         out["columns"] = {
@@ -496,7 +498,8 @@ def _build_table(name: str, spec: Mapping) -> Table:
     foreign_keys = []
     for fk in spec.get("foreign_keys") or ():
         if isinstance(fk, Mapping) and isinstance(fk.get("column"), str) and isinstance(fk.get("references"), str):
-            foreign_keys.append(ForeignKey(fk["column"], fk["references"], str(fk.get("link", "linear_sum"))))
+            foreign_keys.append(ForeignKey(fk["column"], fk["references"], str(fk.get("link", "linear_sum")),
+                                           fk.get("anchor") is True))
     primary_key = spec.get("primary_key")
     return Table(
         name=name,

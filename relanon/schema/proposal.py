@@ -208,7 +208,7 @@ def propose_schema(database: Mapping[str, pd.DataFrame], name: str | None = None
     ... }
     >>> proposal = propose_schema(db, name="shop")
     >>> proposal.schema["orders"].foreign_keys
-    (ForeignKey(column='customer_id', references='customers', link='linear_sum'),)
+    (ForeignKey(column='customer_id', references='customers', link='linear_sum', anchor=False),)
     >>> proposal.schema["customers"].individual, proposal.schema["orders"].types()
     (True, {'amount': 'continuous'})
     """

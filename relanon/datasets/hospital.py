@@ -21,16 +21,29 @@ visit more often. It also holds the rare cases that make multi-table risk visibl
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import numbers
 from importlib import resources
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from relanon.common.errors import ParameterError
+from relanon.datasets._common import (
+    add_years,
+    age_on,
+    allocate,
+    as_datetime,
+    checked_scale,
+    checked_seed,
+    codes,
+    draw_rows,
+    fit_k_to_sizes,
+    full_names,
+    sex_labels,
+    shares,
+    text,
+    uniform_days,
+)
 from relanon.schema.model import Schema, load_schema
 
 REFERENCE_DATE = np.datetime64("2024-01-01", "D")
@@ -164,24 +177,6 @@ CHRONIC_REFILLS = np.array([1, 2, 3, 6, 2, 6, 3, 2, 2, 1, 1, 5], dtype=float)
 
 BLOOD_TYPES = {"O+": 36, "A+": 37, "B+": 9, "AB+": 3, "O-": 6, "A-": 7, "B-": 1, "AB-": 1}
 
-FIRST_NAMES = {
-    "F": "Marie Nathalie Isabelle Sylvie Catherine Sophie Christine Valerie Sandrine Celine Julie Aurelie "
-    "Camille Emma Lea Chloe Manon Ines Jade Louise Alice Lina Rose Anna Ambre Mila Julia Lucie Sarah Laura "
-    "Claire Anne Helene Martine Monique Nicole Francoise Brigitte Agnes Emilie".split(),
-    "M": "Jean Pierre Michel Philippe Alain Nicolas Christophe Patrick Eric Laurent Frederic Stephane "
-    "Julien Thomas Lucas Hugo Louis Gabriel Arthur Jules Adam Raphael Leo Paul Nathan Antoine Maxime "
-    "Alexandre Vincent Olivier David Sebastien Guillaume Francois Daniel Bernard Yves Andre Karim Mehdi".split(),
-}
-LAST_NAMES = (
-    "Martin Bernard Thomas Petit Robert Richard Durand Dubois Moreau Laurent Simon Michel Lefebvre Leroy "
-    "Roux David Bertrand Morel Fournier Girard Bonnet Dupont Lambert Fontaine Rousseau Vincent Muller "
-    "Lefevre Faure Andre Mercier Blanc Guerin Boyer Garnier Chevalier Francois Legrand Gauthier Garcia "
-    "Perrin Robin Clement Morin Nicolas Henry Roussel Mathieu Gautier Masson Marchand Duval Denis Dumont "
-    "Marie Lemaire Noel Meyer Dufour Meunier Brun Blanchard Giraud Joly Riviere Lucas Brunet Gaillard "
-    "Barbier Arnaud Martinez Gerard Roche Renard Schmitt Roy Leroux Colin Vidal Caron Picard Roger Fabre "
-    "Aubert Lemoine Renaud Dumas Lacroix Olivier Philippe Bourgeois Pierre Benoit Rey Leclerc Payet "
-    "Rolland Leclercq Guillaume Lecomte Lopez Jean Dupuy Guillot Hubert Berger Carpentier Sanchez".split()
-)
 HOSPITAL_PATRONS = (
     "Saint-Louis Saint-Joseph Sainte-Anne Saint-Antoine Pasteur Necker Bichat Cochin Tenon Lariboisiere "
     "Beaujon Foch Bellevue Nord Sud Est Ouest Central Saint-Jacques Sainte-Marie Saint-Vincent Hotel-Dieu "
@@ -211,7 +206,7 @@ def demo_sizes(scale: float = 1.0) -> DemoSizes:
     >>> demo_sizes(0.01)
     DemoSizes(hospitals=3, doctors=4, patients=100)
     """
-    scale = _checked_scale(scale)
+    scale = checked_scale(scale)
     return DemoSizes(
         hospitals=max(3, round(20 * math.sqrt(scale))),
         doctors=max(4, round(200 * scale)),
@@ -266,9 +261,7 @@ def hospital(scale: float = 1.0, seed: int = 0) -> tuple[Schema, dict[str, pd.Da
     (500, dtype('float64'))
     """
     sizes = demo_sizes(scale)
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ParameterError(f"seed must be a non-negative integer, got {seed!r}")
-    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(int(seed)).spawn(5)]
+    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(checked_seed(seed)).spawn(5)]
     hospitals = _hospitals(sizes.hospitals, streams[0])
     doctors = _doctors(sizes.doctors, hospitals, streams[1])
     patients = _patients(sizes.patients, streams[2])
@@ -281,24 +274,7 @@ def hospital(scale: float = 1.0, seed: int = 0) -> tuple[Schema, dict[str, pd.Da
         "visits": visits,
         "prescriptions": prescriptions,
     }
-    return _fit_k_to_sizes(hospital_schema(), database), database
-
-
-def _checked_scale(scale) -> float:
-    if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or not math.isfinite(scale) or scale <= 0:
-        raise ParameterError(f"scale must be a positive finite number (1 gives 10,000 patients), got {scale!r}")
-    return float(scale)
-
-
-def _fit_k_to_sizes(schema: Schema, database: dict[str, pd.DataFrame]) -> Schema:
-    """Lower ``k`` where a tiny scale leaves a table with no more rows than neighbours asked for."""
-    tables = {}
-    for table in schema:
-        n_rows, k = len(database[table.name]), table.anonymize.k_or_default
-        if table.anonymize.method == "avatar" and k is not None and k >= n_rows:
-            table = dataclasses.replace(table, anonymize=dataclasses.replace(table.anonymize, k=max(2, n_rows - 1)))
-        tables[table.name] = table
-    return schema.with_tables(tables)
+    return fit_k_to_sizes(hospital_schema(), database), database
 
 
 # --------------------------------------------------------------------------- tables
@@ -333,9 +309,9 @@ def _hospitals(n: int, rng: np.random.Generator) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "hospital_id": np.arange(1, n + 1, dtype=np.int64),
-            "name": _text(label + " - " + names),
-            "city": _text(names),
-            "region": _text(region[city]),
+            "name": text(label + " - " + names),
+            "city": text(names),
+            "region": text(region[city]),
             "beds": beds,
             "university": university,
         }
@@ -347,7 +323,7 @@ def _doctors(n: int, hospitals: pd.DataFrame, rng: np.random.Generator) -> pd.Da
     specialty's doctors in university hospitals, except one alone in the last (remote) hospital."""
     specialties = list(SPECIALTIES)
     cell_share = np.array([[s * (1 - f), s * f] for s, f, _ in SPECIALTIES.values()]).ravel()
-    counts = _allocate(n - 1, cell_share)
+    counts = allocate(n - 1, cell_share)
     cell = rng.permutation(np.repeat(np.arange(len(cell_share)), counts))
     specialty, female = cell // 2, cell % 2 == 1
 
@@ -364,19 +340,19 @@ def _doctors(n: int, hospitals: pd.DataFrame, rng: np.random.Generator) -> pd.Da
     hospital = np.append(hospital, len(hospitals) - 1)
 
     birth = _birth_dates(np.round(rng.triangular(29, 45, 68, size=n)), rng)
-    age = _age_on(birth, REFERENCE_DATE)
-    earliest_hire = np.maximum(_add_years(birth, 28), np.datetime64("1985-01-01", "D"))
+    age = age_on(birth, REFERENCE_DATE)
+    earliest_hire = np.maximum(add_years(birth, 28), np.datetime64("1985-01-01", "D"))
     latest_hire = REFERENCE_DATE - 60
-    hire = earliest_hire + _uniform_days(latest_hire - earliest_hire, rng)
+    hire = earliest_hire + uniform_days(latest_hire - earliest_hire, rng)
     return pd.DataFrame(
         {
             "doctor_id": np.arange(1, n + 1, dtype=np.int64),
             "hospital_id": hospitals["hospital_id"].to_numpy()[hospital],
-            "full_name": _full_names(female, rng),
-            "specialty": _text(np.asarray(specialties, dtype=object)[specialty]),
-            "sex": _sex_labels(female),
+            "full_name": full_names(female, rng),
+            "specialty": text(np.asarray(specialties, dtype=object)[specialty]),
+            "sex": sex_labels(female),
             "age": age,
-            "hire_date": _as_datetime(hire),
+            "hire_date": as_datetime(hire),
         }
     )
 
@@ -387,7 +363,7 @@ def _patients(n: int, rng: np.random.Generator) -> pd.DataFrame:
     age = rng.choice(ages, size=n, p=pyramid / pyramid.sum())
     female = rng.random(n) < 0.51
     birth = _birth_dates(age, rng)
-    age = _age_on(birth, REFERENCE_DATE)
+    age = age_on(birth, REFERENCE_DATE)
 
     smoking_rate = np.where(female, 0.22, 0.30) * (age >= 15) * np.where(age >= 65, 0.6, 1.0)
     smoker = rng.random(n) < smoking_rate
@@ -402,18 +378,18 @@ def _patients(n: int, rng: np.random.Generator) -> pd.DataFrame:
     city = rng.choice(len(cities), size=n, p=weight / weight.sum())
     first, step, count = (np.array([c[i] for c in cities]) for i in (1, 2, 3))
     district = np.floor(rng.random(n) * count[city]).astype(np.int64)
-    blood = rng.choice(len(BLOOD_TYPES), size=n, p=_shares(BLOOD_TYPES))
+    blood = rng.choice(len(BLOOD_TYPES), size=n, p=shares(BLOOD_TYPES))
     return pd.DataFrame(
         {
             "patient_id": np.arange(1, n + 1, dtype=np.int64),
-            "full_name": _full_names(female, rng),
-            "sex": _sex_labels(female),
+            "full_name": full_names(female, rng),
+            "sex": sex_labels(female),
             "age": age.astype(np.int64),
-            "birth_date": _as_datetime(birth),
+            "birth_date": as_datetime(birth),
             "zip_code": (first[city] + step[city] * district).astype(np.int64),
             "bmi": bmi,
             "smoker": smoker,
-            "blood_type": _text(np.asarray(list(BLOOD_TYPES), dtype=object)[blood]),
+            "blood_type": text(np.asarray(list(BLOOD_TYPES), dtype=object)[blood]),
         }
     )
 
@@ -434,9 +410,9 @@ def _visits(
 
     specialties = list(SPECIALTIES)
     reasons = list(REASONS)
-    doctor_specialty = _codes(doctors["specialty"], specialties)[doctor]
+    doctor_specialty = codes(doctors["specialty"], specialties)[doctor]
     reason_weights = np.array([[r[1] * (r[0] == s) for r in REASONS.values()] for s in specialties], dtype=float)
-    reason = _draw_rows(reason_weights[doctor_specialty], rng)
+    reason = draw_rows(reason_weights[doctor_specialty], rng)
 
     minutes = np.array([r[2] for r in REASONS.values()], dtype=float)[reason]
     emergency = rng.random(len(who)) < np.array([r[3] for r in REASONS.values()])[reason]
@@ -447,7 +423,7 @@ def _visits(
     birth = patients["birth_date"].to_numpy().astype("datetime64[D]")[who]
     hired = doctors["hire_date"].to_numpy().astype("datetime64[D]")[doctor]
     earliest = np.maximum(np.maximum(birth, hired), FIRST_VISIT_DATE)
-    date = earliest + _uniform_days(REFERENCE_DATE - earliest, rng)
+    date = earliest + uniform_days(REFERENCE_DATE - earliest, rng)
 
     order = np.lexsort((who, date.astype(np.int64)))  # visit numbers follow the calendar, as in a real register
     return pd.DataFrame(
@@ -455,8 +431,8 @@ def _visits(
             "visit_id": np.arange(1, len(who) + 1, dtype=np.int64),
             "patient_id": patients["patient_id"].to_numpy()[who][order],
             "doctor_id": doctors["doctor_id"].to_numpy()[doctor][order],
-            "visit_date": _as_datetime(date[order]),
-            "reason": _text(np.asarray(reasons, dtype=object)[reason][order]),
+            "visit_date": as_datetime(date[order]),
+            "reason": text(np.asarray(reasons, dtype=object)[reason][order]),
             "cost": cost[order],
             "duration_min": duration[order],
             "emergency": emergency[order],
@@ -466,7 +442,7 @@ def _visits(
 
 def _prescriptions(visits: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
     reasons = list(REASONS)
-    reason = _codes(visits["reason"], reasons)
+    reason = codes(visits["reason"], reasons)
     rate = np.array([r[4] for r in REASONS.values()])[reason]
     # About 5 prescriptions per 3 visits, whatever the mix of reasons.
     counts = rng.poisson(rate * (5 / 3) / max(rate.mean(), 1e-12))
@@ -474,7 +450,7 @@ def _prescriptions(visits: pd.DataFrame, rng: np.random.Generator) -> pd.DataFra
 
     drugs = list(DRUGS)
     allowed = np.array([[d in r[5] for d in drugs] for r in REASONS.values()], dtype=float)
-    drug = _draw_rows(allowed[reason[visit]], rng)
+    drug = draw_rows(allowed[reason[visit]], rng)
     doses = [DRUGS[d][0] for d in drugs]
     padded = np.array([[*d, *[d[-1]] * (4 - len(d))] for d in doses])
     n_doses = np.array([len(d) for d in doses])
@@ -489,7 +465,7 @@ def _prescriptions(visits: pd.DataFrame, rng: np.random.Generator) -> pd.DataFra
         {
             "prescription_id": np.arange(1, len(visit) + 1, dtype=np.int64),
             "visit_id": visits["visit_id"].to_numpy()[visit],
-            "drug": _text(np.asarray(drugs, dtype=object)[drug]),
+            "drug": text(np.asarray(drugs, dtype=object)[drug]),
             "dose_mg": dose.astype(np.float64),
             "refills": refills,
         }
@@ -534,7 +510,7 @@ def _consulted_specialty(female, age, smoker, rng: np.random.Generator) -> np.nd
         factor = np.array([boosts.get(s, 1.0) for s in specialties])
         weights = weights * np.where(who[:, None], factor, 1.0)
     weights[:, specialties.index("gynecology")] *= female & (age >= 14)
-    return _draw_rows(weights, rng)
+    return draw_rows(weights, rng)
 
 
 def _patient_regions(patients: pd.DataFrame) -> np.ndarray:
@@ -551,10 +527,10 @@ def _pick_doctor(specialty, region, doctors: pd.DataFrame, hospitals: pd.DataFra
     """A doctor of the specialty, in the patient's region 85 % of the time when there is one,
     elsewhere otherwise; any doctor when nobody practises the specialty (tiny scales)."""
     regions = _regions()
-    hospital_region = _codes(hospitals["region"], regions)
+    hospital_region = codes(hospitals["region"], regions)
     row_of_hospital = pd.Series(np.arange(len(hospitals)), index=hospitals["hospital_id"])
     doctor_region = hospital_region[row_of_hospital[doctors["hospital_id"]].to_numpy()]
-    doctor_specialty = _codes(doctors["specialty"], list(SPECIALTIES))
+    doctor_specialty = codes(doctors["specialty"], list(SPECIALTIES))
     n_regions = len(regions)
 
     local = _pick_member(doctor_specialty * n_regions + doctor_region, specialty * n_regions + region,
@@ -578,79 +554,12 @@ def _pick_member(member_group: np.ndarray, wanted_group: np.ndarray, n_groups: i
 # --------------------------------------------------------------------------- helpers
 
 
-def _draw_rows(weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One column index per row, drawn with probability proportional to the row's weights."""
-    cumulative = np.cumsum(weights, axis=1)
-    u = rng.random(len(weights)) * cumulative[:, -1]
-    return (cumulative <= u[:, None]).sum(axis=1)
-
-
-def _allocate(n: int, shares: np.ndarray) -> np.ndarray:
-    """Split ``n`` into integer counts proportional to ``shares`` (largest remainders)."""
-    exact = n * shares / shares.sum()
-    counts = np.floor(exact).astype(np.int64)
-    leftover = n - counts.sum()
-    counts[np.argsort(-(exact - counts), kind="stable")[:leftover]] += 1
-    return counts
-
-
-def _codes(values: pd.Series, categories: list) -> np.ndarray:
-    """Position of each value in ``categories``, as int64 (pandas' own codes may be int8)."""
-    return pd.Categorical(values, categories=categories).codes.astype(np.int64)
-
-
-def _shares(weights: dict) -> np.ndarray:
-    values = np.array(list(weights.values()), dtype=float)
-    return values / values.sum()
-
-
 def _regions() -> list[str]:
     return list(dict.fromkeys(c[0] for c in CITIES.values()))
 
 
 def _birth_dates(age: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Birth dates of people who are ``age`` years old on the day before the reference date."""
-    last_birthday = _add_years(np.full(len(age), REFERENCE_DATE), -np.asarray(age, dtype=np.int64))
-    return last_birthday - 1 - _uniform_days(np.full(len(age), 364), rng)
+    last_birthday = add_years(np.full(len(age), REFERENCE_DATE), -np.asarray(age, dtype=np.int64))
+    return last_birthday - 1 - uniform_days(np.full(len(age), 364), rng)
 
-
-def _add_years(days: np.ndarray, years) -> np.ndarray:
-    """Same day and month ``years`` later (29 February becomes 28 February)."""
-    months = days.astype("datetime64[M]")
-    day_in_month = days - months
-    shifted = months + (np.asarray(years) * 12).astype("timedelta64[M]")
-    month_length = (shifted + 1).astype("datetime64[D]") - shifted.astype("datetime64[D]")
-    return shifted.astype("datetime64[D]") + np.minimum(day_in_month, month_length - 1)
-
-
-def _age_on(birth: np.ndarray, day: np.datetime64) -> np.ndarray:
-    """Age in whole years on ``day`` of people born on ``birth``."""
-    years = day.astype("datetime64[Y]").astype(np.int64) - birth.astype("datetime64[Y]").astype(np.int64)
-    return years - (_add_years(birth, years) > day)
-
-
-def _uniform_days(span, rng: np.random.Generator) -> np.ndarray:
-    """A whole number of days drawn uniformly in [0, span)."""
-    span = np.asarray(span).astype("timedelta64[D]").astype(np.int64)
-    return np.floor(rng.random(len(span)) * np.maximum(span, 1)).astype(np.int64).astype("timedelta64[D]")
-
-
-def _full_names(female: np.ndarray, rng: np.random.Generator) -> pd.Series:
-    n = len(female)
-    women, men = (np.asarray(FIRST_NAMES[s], dtype=object) for s in ("F", "M"))
-    first = np.where(female, women[rng.integers(len(women), size=n)], men[rng.integers(len(men), size=n)])
-    initial = np.asarray(list("ABCDEFGHIJKLMNOPQRSTUVWXYZ"), dtype=object)[rng.integers(26, size=n)]
-    last = np.asarray(LAST_NAMES, dtype=object)[rng.integers(len(LAST_NAMES), size=n)]
-    return _text(first + " " + initial + ". " + last)
-
-
-def _sex_labels(female: np.ndarray) -> pd.Series:
-    return _text(np.where(female, "F", "M").astype(object))
-
-
-def _text(values) -> pd.Series:
-    return pd.Series(np.asarray(values, dtype=object), dtype="str")
-
-
-def _as_datetime(days: np.ndarray) -> np.ndarray:
-    return np.asarray(days).astype("datetime64[D]").astype("datetime64[ns]")

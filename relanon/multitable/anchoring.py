@@ -1,0 +1,295 @@
+"""Anchor linked children on their parents: a child's values are re-drawn to agree with the parent
+it was linked to.
+
+After avatarization, a child agrees with its *own* copy of its parent's columns (a weighted mean of
+its neighbours' parents, so every linear rule such as ``first_year <= year <= last_year`` holds
+for it), but the link then gives it an avatar parent whose values differ from that copy: measured
+on the careers database, the linked parent's first year differed from the copy by 2.7 years on
+average and 19 % of the yearly records fell outside their person's span. Matching cannot close the
+gap (matching on the span alone still left 5 % outside, and lost the sector-occupation relation).
+
+So the child is re-drawn *given* its linked parents, as an avatar of donors that fit them:
+
+1. its query point is its own avatar values with, in place of its parent copy, the released values
+   of the parents it is now linked to; its ``2k`` nearest original children (in the factor space
+   of the table enriched with its parents' columns) are the donors;
+2. donor weights ``v`` (non-negative, summing to 1) are chosen so that the donors' parents
+   reproduce the linked parents: ``sum_j v_j P_j = p`` for each numeric parent column (standardized)
+   and ``sum_j v_j 1[P_j != p] = 0`` for each categorical one, by non-negative least squares,
+   with a pull towards the avatar weights of the donors (``1/d * Exp(1) * 2^-rank``) so that the
+   weights keep the avatar method's randomness wherever several solutions fit;
+3. the child's numeric columns are the ``v``-weighted means of the donors' values, its categorical
+   columns (and the numbers of its own children) those of one donor drawn with probabilities ``v``.
+
+When the parents are reproduced exactly, every linear rule that each original child obeys with its
+parent holds for the re-drawn child with its linked parent (a weighted mean of values that satisfy
+it), and every categorical combination across the link is one that an original child and its
+parent carry. Each child still mixes several original children, none of them its own source.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import nnls
+
+from relanon.common.link_binning import bin_codes
+from relanon.engine.avatar import neighbour_weights
+from relanon.engine.factor_space import NUMERIC_KINDS, FactorSpace, numeric_values, restore_numeric
+from relanon.engine.neighbours import cross_neighbours
+
+DONORS_PER_K = 4  # donor parents per neighbour of the avatar method: room to surround the linked parent
+JOINT_DONORS = 1
+KEEP_BELOW = 0.3
+RELEVANCE_POWER = 1.0
+SAME_CATEGORIES = 1
+OWN_CATEGORY_WEIGHT = 10.0
+OWN_WEIGHT = 1.0  # weight of the equations asking the donors for the child's own avatar values
+MIN_RELEVANCE = 0.05  # the weight of a parent column that no child column follows
+RELEVANCE_SAMPLE = 20_000  # rows (evenly spaced) on which the dependence on each parent column is measured
+SMALL_GROUP = 64  # parents with up to this many children are searched from one padded table
+PRIOR_WEIGHT = 0.005  # pull of the avatar weights against the fit to the parents (squared-error scale)
+SUM_WEIGHT = 100.0  # weight of the equation sum(v) = 1
+PARENT_WEIGHT = 30.0  # the parents first: the own values only choose among the weights that fit them
+
+
+def anchor(original: pd.DataFrame, targets: pd.DataFrame, types: dict, weights: dict, own: list, anchors: list,
+           drawn: list = (), *, k: int, ncp: int | None, random_state=None) -> pd.DataFrame:
+    """New values of the ``own`` and ``drawn`` columns of each target row, re-drawn from donors.
+
+    Parameters
+    ----------
+    original : DataFrame
+        The original child rows enriched with their parents' columns (donors).
+    targets : DataFrame
+        The rows to re-draw: their avatar values in ``own`` and their linked parents' released
+        values in ``anchors`` (same column names as in ``original``).
+    types, weights : dict
+        Schema type and weight of every column of ``own``, ``anchors`` and ``drawn``.
+    own : list of str
+        The child's own columns, re-drawn (numeric: weighted mean; others: one donor's value).
+    anchors : list of str
+        The parent columns the donors' parents must reproduce.
+    drawn : list of str
+        Numeric columns taken from the drawn donor (the numbers of the child's own children).
+    k, ncp : int
+        The child table's avatar parameters: ``DONORS_PER_K * k`` donors are searched in ``ncp`` axes.
+    random_state : int or Generator
+        Seeds the avatar weights and the donor draws.
+
+    Returns
+    -------
+    DataFrame
+        One row per target row (its index), columns ``own`` then ``drawn``, dtypes of ``original``.
+
+    Examples
+    --------
+    >>> kids = pd.DataFrame({"year": [2000, 2001, 2010, 2011], "p::first": [2000, 2000, 2010, 2010]})
+    >>> target = pd.DataFrame({"year": [2004], "p::first": [2010]})
+    >>> out = anchor(kids, target, {"year": "integer", "p::first": "integer"}, {}, ["year"], ["p::first"],
+    ...              k=2, ncp=None, random_state=0)
+    >>> int(out["year"].iloc[0]) >= 2010
+    True
+    """
+    rng = np.random.default_rng(random_state)
+    weight_rng, draw_rng = rng.spawn(2)
+    own, anchors, drawn = list(own), list(anchors), list(drawn)
+    groups = original[anchors].groupby(anchors, dropna=False, sort=True).ngroup().to_numpy()
+    n_groups = int(groups.max()) + 1
+    representative = np.unique(groups, return_index=True)[1]
+
+    parent_space = FactorSpace({c: types[c] for c in anchors}, n_components=_all_axes(original, anchors, types),
+                               weights={c: weights.get(c, 1.0) for c in anchors}).fit(original[anchors])
+    m = min(n_groups, max(2, DONORS_PER_K * k))
+    near = cross_neighbours(parent_space.transform(original[anchors].iloc[representative]),
+                            parent_space.transform(targets[anchors]), k=m)
+    own_space = FactorSpace({c: types[c] for c in own}, n_components=ncp,
+                            weights={c: weights.get(c, 1.0) for c in own}).fit(original[own])
+    donors, own_distance = _nearest_members(own_space.transform(original[own]), groups, n_groups,
+                                            own_space.transform(targets[own]), near.indices)
+    if JOINT_DONORS:
+        # and the children nearest in the table's own factor space, parents included: own values
+        # that are rare among the nearest parents' children (a maternity leave) stay within reach
+        columns = own + anchors
+        joint_space = FactorSpace({c: types[c] for c in columns}, n_components=ncp,
+                                  weights={c: weights.get(c, 1.0) for c in columns}).fit(original[columns])
+        joint = cross_neighbours(joint_space.transform(original[columns]), joint_space.transform(targets[columns]),
+                                 k=min(m, len(original)))
+        donors = np.concatenate([donors, joint.indices], axis=1)
+        distance = np.concatenate([near.distances + own_distance, joint.distances], axis=1)
+    else:
+        distance = near.distances + own_distance
+    prior = neighbour_weights(distance, weight_rng)
+    anchor_weight, own_weight = dependence(original, own, anchors, types)
+    mismatch = PARENT_WEIGHT * _mismatches(original, targets, anchors, types, donors) * anchor_weight[None, :, None]
+    # the child's own avatar values are asked for too, those that do not follow the parent firmly
+    likeness = _mismatches(original, targets, own, types, donors) * own_weight[None, :, None]
+    likeness[:, [types[c] not in NUMERIC_KINDS for c in own]] *= OWN_CATEGORY_WEIGHT
+    equations = np.concatenate([mismatch, likeness], axis=1)
+    v = _fit_weights(equations, prior)
+    chosen = _draw(donors, v, draw_rng)
+    categorical = [c for c in own if types[c] not in NUMERIC_KINDS]
+    if SAME_CATEGORIES and categorical:
+        # the numbers are then mixed among the donors that share the drawn donor's categories (a
+        # dose among the doses of the same drug), with weights fitted again to the parents
+        combo = original[categorical].groupby(categorical, dropna=False, sort=True).ngroup().to_numpy()
+        v = _fit_weights(equations, prior, usable=combo[donors] == combo[chosen][:, None])
+
+    out = {}
+    free = own_weight > OWN_WEIGHT * (1 - KEEP_BELOW) ** 2  # numbers that barely follow the parents
+    for column, keep in zip(own + drawn, list(free) + [False] * len(drawn), strict=True):
+        if keep and types[column] in NUMERIC_KINDS:
+            out[column] = targets[column].reset_index(drop=True)
+        elif types[column] in NUMERIC_KINDS and column not in drawn:
+            out[column] = _weighted_mean(original[column], types[column], donors, v, chosen, own_space.statistics_[column])
+        else:
+            out[column] = original[column].take(chosen).reset_index(drop=True)
+    return pd.DataFrame(out).set_axis(targets.index)
+
+
+def _all_axes(frame, columns, types) -> int:
+    """Every informative axis of the parent columns: the donors' parents must match on all of them."""
+    return max(1, sum(1 if types[c] in NUMERIC_KINDS else max(1, frame[c].nunique(dropna=False) - 1) for c in columns))
+
+
+def _nearest_members(coords, groups, n_groups, queries, wanted, chunk_cells: int = 4_000_000):
+    """For each query and each of its wanted groups, the group member nearest to the query.
+
+    Returns ``(members, distances)``, both of the shape of ``wanted``. Groups of up to ``SMALL_GROUP``
+    members are searched all at once from a padded table; larger ones one by one with a tree.
+    """
+    order = np.argsort(groups, kind="stable")
+    sizes = np.bincount(groups, minlength=n_groups)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    members = np.full(wanted.shape, -1, dtype=np.int64)
+    distances = np.full(wanted.shape, np.inf)
+    small = sizes[wanted] <= SMALL_GROUP
+    width = int(min(SMALL_GROUP, sizes.max()))
+    padded = np.full((n_groups, width), -1, dtype=np.int64)
+    for g in np.flatnonzero(sizes <= SMALL_GROUP):
+        padded[g, : sizes[g]] = order[starts[g]: starts[g] + sizes[g]]
+    step = max(1, chunk_cells // max(1, wanted.shape[1] * width * coords.shape[1]))
+    for start in range(0, len(queries), step):
+        rows = slice(start, start + step)
+        candidates = padded[wanted[rows]]  # (chunk, m, width)
+        valid = (candidates >= 0) & small[rows][:, :, None]
+        gap = coords[np.maximum(candidates, 0)] - queries[rows][:, None, None, :]
+        d = np.where(valid, np.sqrt(np.einsum("qmwd,qmwd->qmw", gap, gap)), np.inf)
+        best = d.argmin(axis=2)
+        members[rows] = np.take_along_axis(candidates, best[:, :, None], axis=2)[:, :, 0]
+        distances[rows] = np.take_along_axis(d, best[:, :, None], axis=2)[:, :, 0]
+    for g in np.unique(wanted[~small]):
+        where = np.nonzero(wanted == g)
+        inside = order[starts[g]: starts[g] + sizes[g]]
+        found = cross_neighbours(coords[inside], queries[where[0]], k=1)
+        members[where] = inside[found.indices[:, 0]]
+        distances[where] = found.distances[:, 0]
+    return members, distances
+
+
+def dependence(original: pd.DataFrame, own, anchors, types, *, sample: int = RELEVANCE_SAMPLE):
+    """Weights of the equations: how firmly each parent column holds the child, and each child
+    column is free of its parent.
+
+    The association of two columns is their Cramer's V over the original rows (both binned,
+    :func:`relanon.common.link_binning.bin_codes`). A parent column weighs its largest association
+    with a child column (at least ``MIN_RELEVANCE``): one that no child column follows (a
+    nationality) does not compete with those the children obey (the span their years lie in). A
+    child column weighs ``OWN_WEIGHT * (1 - a)^2``, ``a`` its largest association with a parent
+    column: the hours worked are asked of the donors, the year (which the span decides) is not.
+
+    Returns ``(anchor_weights, own_weights)``.
+
+    Examples
+    --------
+    >>> kids = pd.DataFrame({"year": [1, 2, 3, 4], "p::first": [1, 1, 3, 3], "p::noise": ["a", "b", "a", "b"]})
+    >>> types = {"year": "integer", "p::first": "integer", "p::noise": "categorical"}
+    >>> [w.round(2).tolist() for w in dependence(kids, ["year"], ["p::first", "p::noise"], types)]
+    [[1.0, 0.71], [0.0]]
+    """
+    step = max(1, len(original) // sample)
+    rows = original.iloc[::step]
+    codes = {c: bin_codes(rows[c], rows[c].iloc[:0], types[c])[0] for c in list(own) + list(anchors)}
+    v = np.array([[_cramers_v(codes[a], codes[c]) for c in own] for a in anchors]).reshape(len(anchors), len(own))
+    anchor_weight = np.maximum(v.max(axis=1, initial=0.0), MIN_RELEVANCE) ** RELEVANCE_POWER
+    own_weight = OWN_WEIGHT * (1 - v.max(axis=0, initial=0.0)) ** 2
+    return anchor_weight, own_weight
+
+
+def _cramers_v(a: np.ndarray, b: np.ndarray) -> float:
+    _, a = np.unique(a, return_inverse=True)
+    _, b = np.unique(b, return_inverse=True)
+    table = np.zeros((a.max() + 1, b.max() + 1))
+    np.add.at(table, (a, b), 1.0)
+    if min(table.shape) < 2:
+        return 0.0
+    expected = table.sum(axis=1, keepdims=True) * table.sum(axis=0, keepdims=True) / table.sum()
+    chi2 = float(((table - expected) ** 2 / expected).sum())
+    return float(np.sqrt(chi2 / (table.sum() * (min(table.shape) - 1))))
+
+
+def _mismatches(original, targets, anchors, types, donors) -> np.ndarray:
+    """Shape (n_targets, n_anchors, n_donors): how far each donor's parent is from the target's."""
+    n, m = donors.shape
+    out = np.zeros((n, len(anchors), m))
+    for a, column in enumerate(anchors):
+        if types[column] in NUMERIC_KINDS:
+            values = numeric_values(original[column], types[column])
+            wanted = numeric_values(targets[column], types[column])
+            scale = np.nanstd(values) or 1.0
+            difference = (values[donors] - wanted[:, None]) / scale
+            out[:, a] = np.nan_to_num(difference)  # a missing value on either side asks nothing
+        else:
+            both = pd.concat([original[column], targets[column]], ignore_index=True).astype(object)
+            codes, _ = pd.factorize(both, use_na_sentinel=False)
+            mine, wanted = codes[: len(original)], codes[len(original):]
+            out[:, a] = mine[donors] != wanted[:, None]
+    return out
+
+
+def _fit_weights(mismatch: np.ndarray, prior: np.ndarray, usable: np.ndarray | None = None) -> np.ndarray:
+    """Non-negative donor weights summing to 1 that reproduce the parents, near the prior weights.
+
+    Each row solves ``min ||M v||^2 + PRIOR_WEIGHT ||v - prior||^2 + SUM_WEIGHT^2 (sum v - 1)^2``,
+    ``v >= 0``, by non-negative least squares.
+    """
+    n, r, m = mismatch.shape
+    system = np.empty((r + 1 + m, m))
+    target = np.zeros(r + 1 + m)
+    target[r] = SUM_WEIGHT
+    system[r] = SUM_WEIGHT
+    system[r + 1:] = np.sqrt(PRIOR_WEIGHT) * np.eye(m)
+    v = np.empty((n, m))
+    for i in range(n):
+        system[:r] = mismatch[i]
+        target[r + 1:] = np.sqrt(PRIOR_WEIGHT) * prior[i]
+        if usable is None:
+            v[i] = nnls(system, target)[0]
+        else:  # only the usable donors take weight
+            v[i] = 0.0
+            v[i, usable[i]] = nnls(system[:, usable[i]], target)[0]
+    if usable is not None:
+        prior = prior * usable
+    total = v.sum(axis=1, keepdims=True)
+    fallback = prior / prior.sum(axis=1, keepdims=True)
+    return np.where(total > 0, v / np.where(total > 0, total, 1.0), fallback)
+
+
+def _draw(donors: np.ndarray, v: np.ndarray, rng) -> np.ndarray:
+    cumulative = np.cumsum(v, axis=1)
+    cumulative[:, -1] = 1.0
+    picked = np.minimum((cumulative < rng.random(len(v))[:, None]).sum(axis=1), v.shape[1] - 1)
+    return donors[np.arange(len(donors)), picked]
+
+
+def _weighted_mean(series, kind, donors, v, chosen, stats) -> pd.Series:
+    values = numeric_values(series, kind)
+    around = values[donors]
+    present = ~np.isnan(around)
+    kept = v * present
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.einsum("ij,ij->i", kept, np.where(present, around, 0.0)) / kept.sum(axis=1)
+        low = np.where(present, around, np.inf).min(axis=1)
+        high = np.where(present, around, -np.inf).max(axis=1)
+        mean = np.clip(mean, low, high)
+    return restore_numeric(mean, np.isnan(values[chosen]), stats)

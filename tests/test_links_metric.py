@@ -1,0 +1,101 @@
+"""The link-fidelity metric: each child joined to its parent, every (child, parent) column pair compared."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from relanon.metrics.base import Metric
+from relanon.metrics.links import link_fidelity, pair_similarities, total_variation
+from relanon.schema.graph import all_links
+from relanon.schema.model import load_schema
+
+SCHEMA = load_schema("""
+relanon: 1
+name: tiny
+tables:
+  parents:
+    primary_key: pid
+    columns: {x: continuous, g: categorical}
+  children:
+    primary_key: cid
+    foreign_keys: [{column: pid, references: parents}]
+    columns: {y: integer}
+""")
+
+
+def database(children_parents):
+    return {
+        "parents": pd.DataFrame({"pid": [1, 2], "x": [0.0, 1.0], "g": ["a", "b"]}),
+        "children": pd.DataFrame({"cid": [1, 2, 3, 4], "pid": children_parents, "y": [0, 0, 1, 1]}),
+    }
+
+
+def test_link_fidelity_on_a_hand_computed_case():
+    original = database([1, 1, 2, 2])  # y follows its parent: y = x, and y = 0 exactly for g = a
+    released = database([1, 2, 1, 2])  # the same children, linked across
+    metric = link_fidelity(SCHEMA, original, released, all_links(SCHEMA)[0], n_splits=0)
+    # y ~ x: correlation 1 in the original, 0 in the release: 1 - |1 - 0| / 2 = 0.5
+    # y ~ g: joint shares (0,a) .5, (1,b) .5 against .25 in each of the four cells: TVD 0.5, similarity 0.5
+    assert metric.breakdown["pairs"] == {"y ~ x": 0.5, "y ~ g": 0.5}
+    assert metric.breakdown["measures"] == {"y ~ x": "correlation", "y ~ g": "contingency"}
+    assert metric.value == pytest.approx(0.5)
+    assert metric.passed is False
+
+
+def test_a_faithful_release_scores_one():
+    original = database([1, 1, 2, 2])
+    metric = link_fidelity(SCHEMA, original, original, all_links(SCHEMA)[0], n_splits=0)
+    assert metric.value == 1.0 and metric.passed
+
+
+def test_children_without_parent_are_left_out_of_the_join():
+    original = database([1, 1, 2, 2])
+    released = database([1, 1, 2, None])
+    released["children"]["pid"] = released["children"]["pid"].astype("Int64")
+    metric = link_fidelity(SCHEMA, original, released, all_links(SCHEMA)[0], n_splits=0)
+    # release join: (y=0, x=0) twice and (y=1, x=1) once: correlation 1; joint shares 2/3 and 1/3
+    assert metric.breakdown["pairs"]["y ~ x"] == pytest.approx(1.0)
+    assert metric.breakdown["pairs"]["y ~ g"] == pytest.approx(1 - (abs(0.5 - 2 / 3) + abs(0.5 - 1 / 3)) / 2)
+
+
+def test_total_variation_counts_every_cell_of_both_sides():
+    assert total_variation(np.array([0, 1]), np.array([0, 1]), np.array([0, 1]), np.array([1, 0])) == 1.0
+
+
+def test_pair_similarities_fall_back_to_contingency_for_a_constant_column():
+    child = pd.DataFrame({"y": [1.0, 1.0, 1.0, 1.0]})
+    parent = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0]})
+    pairs, measures = pair_similarities(child, parent, child, parent,
+                                        {("child", "y"): "continuous", ("parent", "x"): "continuous"})
+    assert measures == {"y ~ x": "contingency"} and pairs == {"y ~ x": 1.0}
+
+
+def test_a_score_under_its_target_passes_within_its_noise_floor():
+    original = database([1, 1, 2, 2])
+    metric = link_fidelity(SCHEMA, original, database([1, 2, 1, 2]), all_links(SCHEMA)[0])
+    assert metric.margin == 0.0 and np.isnan(metric.floor)  # two parents cannot be halved
+    within = Metric("link_fidelity", 0.6, 0.85, "higher", "d", floor=0.55, margin=0.0)
+    below = Metric("link_fidelity", 0.5, 0.85, "higher", "d", floor=0.55, margin=0.0)
+    assert within.passed is True and below.passed is False
+
+
+def test_the_noise_floor_of_a_small_link_is_low_and_of_a_large_one_high():
+    rng = np.random.default_rng(0)
+
+    def generated(n_parents):
+        x = rng.normal(size=n_parents)
+        counts = rng.integers(1, 6, size=n_parents)
+        who = np.repeat(np.arange(n_parents), counts)
+        return {
+            "parents": pd.DataFrame({"pid": np.arange(n_parents), "x": x, "g": np.where(x > 0, "a", "b")}),
+            "children": pd.DataFrame({"cid": np.arange(len(who)), "pid": who,
+                                      "y": np.round(x[who] * 3 + rng.normal(size=len(who))).astype(int)}),
+        }
+
+    small, large = generated(10), generated(2_000)
+    link = all_links(SCHEMA)[0]
+    floor_small = link_fidelity(SCHEMA, small, small, link).floor
+    floor_large = link_fidelity(SCHEMA, large, large, link).floor
+    assert floor_small < floor_large and floor_large > 0.9
