@@ -13,8 +13,8 @@ their elapsed time, refreshed every half second.
 The bars are drawn by tqdm: a small, dependency-free library kept by a large community, the one
 the scientific Python stack uses (pandas, scikit-learn's examples...). It computes rate and time left,
 redraws cleanly over its own line, writes lines above a live bar (:func:`print_line`), and is
-disabled with a flag. rich draws finer bars but brings its own console, markup parser and three
-dependencies to a package that prints a few lines to standard error.
+disabled with a flag. rich draws finer bars but brings its own console, markup language and two
+dependencies (pygments, markdown-it-py) to a package that prints a few lines to standard error.
 """
 
 from __future__ import annotations

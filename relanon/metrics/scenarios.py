@@ -117,8 +117,7 @@ class Evaluation:
     def signal_matrix_text(self) -> str:
         return _matrix_text(
             "signal (diagonal and parent->child: Hellinger mean, lower is better; child->parent: link fidelity, "
-            "1 = children agree with their parents as in the original; ! = a signal metric of the scenario "
-            "misses its target)",
+            "1 = as in the original; ! = a signal metric misses its target)",
             self.signal_matrix, self.signal_passed, "{:.3g}",
         )
 
