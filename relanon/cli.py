@@ -42,6 +42,7 @@ EPILOG = {
     "assess": "example:\n  relanon assess schema.yaml --data data/ --out assessment/ --holdout 0.2 --seed 7\n\n"
               "an attack 'fails its check' (exit 1) when the upper bound of its risk's 95 % interval reaches 5 %",
 }
+QUIET_HELP = "no progress: print only results, where they were written, warnings and errors"
 EXIT_CODES = "exit codes: 0 all holds; 1 the data or release fails a check; 2 usage, input or output error"
 DATABASE = ("a folder of CSV or Parquet files, a SQLite file, or a database URL "
             "(postgresql://user@host/db?schema=name; the password from PGPASSWORD or ~/.pgpass)")
@@ -116,7 +117,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=_seed, default=None, help="seed of the run (default: the demo schema's seed)")
     demo.add_argument("--data-only", action="store_true", help="only write the demo database and its schema")
     demo.add_argument("--no-report", action="store_true", help="skip the evaluation and the report")
-    demo.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    demo.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
     _add_overwrite(demo, "the demo's schema.yaml, original/, anonymized/ and report/ in OUT")
 
     init = command("init", "Propose a schema file from a database, for you to review.", _init)
@@ -140,7 +141,7 @@ def _parser() -> argparse.ArgumentParser:
     anonymize.add_argument("--no-report", action="store_true", help="do not evaluate nor write the report")
     anonymize.add_argument("--sample-size", type=_positive_int, default=None,
                            help="rows sampled per table for the distance metrics")
-    anonymize.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    anonymize.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
     engine = anonymize.add_argument_group(
         "Dask engine", "run on a Dask cluster over partitioned Parquet (pip install 'relanon[dask]'; see the README, "
                        "'Running on a cluster')")
@@ -207,7 +208,7 @@ def _add_sampling_arguments(sub) -> None:
                      help="rows sampled per table for the distance metrics")
     sub.add_argument("--seed", type=_seed, default=0,
                      help="seed of the metric sampling (default 0, as relanon anonymize and demo use)")
-    sub.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    sub.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
 
 
 def _add_overwrite(sub, what: str) -> None:
@@ -307,11 +308,10 @@ def _init(args) -> int:
 
 
 def _anonymize(args) -> int:
-    from relanon.common.progress import Progress
     from relanon.multitable.pipeline import anonymize
     from relanon.multitable.release import write_release
     from relanon.schema.model import load_schema
-    from relanon.stores.io import detect_format, output_format, read_database
+    from relanon.stores.io import detect_format, output_format
     from relanon.stores.outputs import check_outputs, output_for_database
 
     _check_inputs(args.schema, args.data)
@@ -329,27 +329,28 @@ def _anonymize(args) -> int:
         report_dir = Path(args.report) if args.report else _default_report(args.out)
     check_outputs([release, _report_output(report_dir, "--report", args.overwrite)], inputs)
 
-    progress = Progress(quiet=args.quiet)
+    progress = _progress(args)
     schema = load_schema(Path(args.schema))
-    database = read_database(args.data, schema, format=args.format)
+    database = _read(progress, args.data, schema, args.format)
     result = anonymize(schema, database, random_state=args.seed, progress=progress)
     files = evaluation = None
     if report_dir is not None:  # evaluated and rendered before anything is written
         evaluation = _evaluate_result(schema, database, result, args.sample_size, progress)
-        files = _render_report(evaluation)
-    written = write_release(result, args.out, format=out_format, inputs=inputs, overwrite=args.overwrite)
+        files = _render_report(evaluation, progress=progress)
+    with progress.step("write the release"):
+        written = write_release(result, args.out, format=out_format, inputs=inputs, overwrite=args.overwrite)
     print(f"anonymized database written to {_shown(written)}")
     if evaluation is not None:
-        report = _write_report(evaluation, report_dir, inputs + [args.out], args.overwrite, files)
-        print(f"report: {report}")
-        print(evaluation.privacy_matrix_text())
+        with progress.step("write the report"):
+            report = _write_report(evaluation, report_dir, inputs + [args.out], args.overwrite, files)
+        print(_verdict(evaluation, report))
+    _finish(progress)
     return EXIT_OK
 
 
 def _anonymize_on_dask(args) -> int:
     """``anonymize --engine dask``: partitioned Parquet in and out, on a Dask cluster; no report (it would
     need both databases in the memory of one machine)."""
-    from relanon.common.progress import Progress
     from relanon.distributed import anonymize_dataset  # optional heavy dependency: only for --engine dask
     from relanon.schema.model import load_schema
 
@@ -364,7 +365,7 @@ def _anonymize_on_dask(args) -> int:
                              "use the local engine (leave out --engine dask) for a database server")
     schema = load_schema(Path(args.schema))
     result = anonymize_dataset(schema, args.data, args.out, scheduler=args.scheduler, workers=args.workers,
-                               batch_size=args.batch_size, random_state=args.seed, progress=Progress(quiet=args.quiet),
+                               batch_size=args.batch_size, random_state=args.seed, progress=_progress(args),
                                overwrite=args.overwrite)
     print(f"anonymized database written to {args.out} ({sum(result.tables.values()):,} rows in "
           f"{len(result.tables)} tables, batches of at most {result.batch_size:,} rows)")
@@ -376,7 +377,6 @@ def _anonymize_on_dask(args) -> int:
 
 def _demo(args) -> int:
     from relanon import datasets
-    from relanon.common.progress import Progress
     from relanon.multitable.pipeline import anonymize
     from relanon.multitable.release import write_release
     from relanon.schema.model import dump_schema
@@ -388,27 +388,31 @@ def _demo(args) -> int:
                                 own="a demo folder it made (schema.yaml, original/, anonymized/, report/)",
                                 whole="replace the demo's entries in it (other entries are kept)",
                                 overwrite=args.overwrite)])
-    progress = Progress(quiet=args.quiet)
-    schema, database = datasets.hospital(scale=args.scale, seed=0)
+    progress = _progress(args)
+    with progress.step("build the demo database") as step:
+        schema, database = datasets.hospital(scale=args.scale, seed=0)
+        step.detail = f"{sum(len(frame) for frame in database.values()):,} rows in {len(database)} tables"
     result = evaluation = files = None
     if not args.data_only:
         result = anonymize(schema, database, random_state=args.seed, progress=progress)
         if not args.no_report:
             evaluation = _evaluate_result(schema, database, result, None, progress)
-            files = _render_report(evaluation)
-    if out.is_dir():  # checked above: only the demo's own entries, or --overwrite for them
-        remove_entries(out, [name for name in DEMO_ENTRIES if name != "schema.yaml"])
-    dump_schema(schema, out / "schema.yaml")
-    original_dir = write_database(database, out / "original", schema, format="csv", overwrite=True)
+            files = _render_report(evaluation, progress=progress)
+    with progress.step("write the demo database"):
+        if out.is_dir():  # checked above: only the demo's own entries, or --overwrite for them
+            remove_entries(out, [name for name in DEMO_ENTRIES if name != "schema.yaml"])
+        dump_schema(schema, out / "schema.yaml")
+        original_dir = write_database(database, out / "original", schema, format="csv", overwrite=True)
     print(f"demo database written to {original_dir} (schema: {out / 'schema.yaml'})")
-    if result is None:
-        return EXIT_OK
-    written = write_release(result, out / "anonymized", format="csv", inputs=[original_dir], overwrite=True)
-    print(f"anonymized database written to {written}")
+    if result is not None:
+        with progress.step("write the release"):
+            written = write_release(result, out / "anonymized", format="csv", inputs=[original_dir], overwrite=True)
+        print(f"anonymized database written to {written}")
     if evaluation is not None:
-        report = _write_report(evaluation, out / "report", [original_dir, written], True, files)
-        print(f"report: {report}")
-        print(evaluation.privacy_matrix_text())
+        with progress.step("write the report"):
+            report = _write_report(evaluation, out / "report", [original_dir, written], True, files)
+        print(_verdict(evaluation, report))
+    _finish(progress)
     return EXIT_OK
 
 
@@ -425,17 +429,20 @@ def _evaluate(args) -> int:
     report_dir = Path(args.report) if args.report else None
     check_outputs([json_output, _report_output(report_dir, "--report", args.overwrite)],
                   [args.schema, args.original, args.anonymized])
-    evaluation = _evaluate_pair(args)
-    files = _render_report(evaluation) if report_dir is not None else None
-    for note in evaluation.notes:
-        print(f"note: {note}")
-    print(evaluation.privacy_matrix_text())
-    print(evaluation.signal_matrix_text())
+    progress = _progress(args)
+    evaluation = _evaluate_pair(args, progress)
+    files = _render_report(evaluation, progress=progress) if report_dir is not None else None
+    report = None
     if args.json:
         write_text_atomically(Path(args.json), evaluation.to_json())
         print(f"metrics written to {args.json}")
     if report_dir is not None:
-        print(f"report: {_write_report(evaluation, report_dir, [args.original, args.anonymized], True, files)}")
+        with progress.step("write the report"):
+            report = _write_report(evaluation, report_dir, [args.original, args.anonymized], True, files)
+    for note in evaluation.notes:
+        print(f"note: {note}")
+    print(_verdict(evaluation, report))
+    _finish(progress)
     return EXIT_OK
 
 
@@ -445,25 +452,26 @@ def _report(args) -> int:
     _check_inputs(args.schema, args.original, args.anonymized)
     check_outputs([_report_output(Path(args.out), "--out", args.overwrite)],
                   [args.schema, args.original, args.anonymized])
-    evaluation = _evaluate_pair(args)
-    files = _render_report(evaluation)
-    print(f"report: {_write_report(evaluation, Path(args.out), [args.original, args.anonymized], True, files)}")
-    print(evaluation.privacy_matrix_text())
+    progress = _progress(args)
+    evaluation = _evaluate_pair(args, progress)
+    files = _render_report(evaluation, progress=progress)
+    with progress.step("write the report"):
+        report = _write_report(evaluation, Path(args.out), [args.original, args.anonymized], True, files)
+    print(_verdict(evaluation, report))
+    _finish(progress)
     return EXIT_OK
 
 
-def _evaluate_pair(args):
+def _evaluate_pair(args, progress):
     """Evaluate two databases read from disk (no private pairing: the run is not known)."""
-    from relanon.common.progress import Progress
     from relanon.metrics.scenarios import evaluate
     from relanon.schema.model import load_schema
-    from relanon.stores.io import read_database
 
     schema = load_schema(Path(args.schema))
-    original = read_database(args.original, schema, format=args.format)
-    anonymized = read_database(args.anonymized, schema, format=args.format)
+    original = _read(progress, args.original, schema, args.format, "the original")
+    anonymized = _read(progress, args.anonymized, schema, args.format, "the anonymized database")
     return evaluate(schema, original, anonymized, sample_size=args.sample_size, random_state=args.seed,
-                    progress=Progress(quiet=args.quiet))
+                    progress=progress)
 
 
 def _audit(args) -> int:
@@ -516,7 +524,7 @@ def _add_assess_command(command) -> None:
                         help="singling-out predicates per mode (default 2,000)")
     assess.add_argument("--sample-size", type=_positive_int, default=None,
                         help="rows sampled per table for the distance metrics")
-    assess.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    assess.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
     _add_overwrite(assess, "what exists at --out")
 
 
@@ -525,31 +533,34 @@ def _holdout(text: str) -> float:
 
 
 def _assess(args) -> int:
-    from relanon.common.progress import Progress
     from relanon.metrics.attacks.assessment import assess
     from relanon.present.attacks import attacks_text, risk_matrix_text, verdict_text
+    from relanon.present.verdict import failure_lines
     from relanon.schema.model import load_schema
-    from relanon.stores.io import read_database
     from relanon.stores.outputs import check_outputs
 
     _check_inputs(args.schema, args.data)
     inputs = [args.schema, args.data]
     check_outputs([_report_output(Path(args.out), "--out", args.overwrite)], inputs)
+    progress = _progress(args)
     schema = load_schema(Path(args.schema))
-    database = read_database(args.data, schema, format=args.format)
+    database = _read(progress, args.data, schema, args.format)
     options = {name: value for name, value in (("n_attacks", args.attacks), ("n_predicates", args.predicates))
                if value is not None}
     assessment = assess(schema, database, holdout=args.holdout, random_state=args.seed, sample_size=args.sample_size,
-                        progress=Progress(quiet=args.quiet), **options)
-    files = _render_report(assessment.evaluation, assessment)
-    report = _write_report(assessment.evaluation, Path(args.out), inputs, True, files)
+                        progress=progress, **options)
+    files = _render_report(assessment.evaluation, assessment, progress=progress)
+    with progress.step("write the report"):
+        report = _write_report(assessment.evaluation, Path(args.out), inputs, True, files)
     print(verdict_text(assessment))
     print(risk_matrix_text(assessment))
     print(assessment.evaluation.privacy_matrix_text())
+    print("\n".join(failure_lines(assessment.evaluation, kinds=("privacy",))))
     if assessment.failures:
         print("attacks whose risk may reach 5 %:")
         print(attacks_text(assessment, only_failed=True))
     print(f"report: {report} (with metrics.json)")
+    _finish(progress)
     return EXIT_OK if assessment.passed else EXIT_FAILED
 
 
@@ -647,10 +658,38 @@ def _evaluate_result(schema, database, result, sample_size, progress):
                     progress=progress)
 
 
-def _render_report(evaluation, assessment=None) -> dict:
+def _render_report(evaluation, assessment=None, progress=False) -> dict:
     from relanon.present.report import render_report
 
-    return render_report(evaluation, assessment)
+    return render_report(evaluation, assessment, progress=progress)
+
+
+def _progress(args):
+    """The run's progress on standard error: a moving bar on a terminal, a line per step elsewhere, none with -q."""
+    from relanon.common.progress import Progress
+
+    return Progress(quiet=args.quiet)
+
+
+def _read(progress, location, schema, format, what="the data"):
+    from relanon.stores.io import read_database
+
+    with progress.step(f"read {what}", unit="tables") as step:
+        database = read_database(location, schema, format=format, progress=step)
+        step.detail = f"{sum(len(frame) for frame in database.values()):,} rows in {len(database)} tables"
+    return database
+
+
+def _verdict(evaluation, report) -> str:
+    from relanon.present.verdict import verdict_text
+
+    return verdict_text(evaluation, report)
+
+
+def _finish(progress) -> None:
+    from relanon.common.progress import format_duration
+
+    progress.say(f"done in {format_duration(progress.elapsed())}")
 
 
 def _write_report(evaluation, folder: Path, inputs, overwrite: bool, files) -> Path:

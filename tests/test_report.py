@@ -230,7 +230,8 @@ def test_failing_cell_is_red_passing_green_missing_grey(demo):
     assert red[0] > red[1] + 40 and red[0] > red[2] + 40
     assert green[1] > green[0] + 20 and green[1] > green[2] + 20
     assert max(grey) - min(grey) < 10
-    assert "patients: hidden rate 91.2% alone, 62.0% with visits (below target)." in _parse(page).text
+    assert ("patients: hidden rate 91.2% alone, 62.0% with visits (a privacy metric misses its target)."
+            in _parse(page).text)
 
 
 def test_original_order_warning_banner_and_flagged_link(demo):

@@ -9,6 +9,8 @@ import sys
 import threading
 import warnings
 
+from relanon.common.progress import print_line
+
 __all__ = ["Terminated", "terminate_like_interrupt", "warnings_printed_once"]
 
 
@@ -55,7 +57,7 @@ def warnings_printed_once():
         text = " ".join(str(text).split())
         if text and text not in seen:
             seen.add(text)
-            print(f"warning: {text}", file=sys.stderr, flush=True)
+            print_line(f"warning: {text}", file=sys.stderr)  # above a live progress bar, if any
 
     def show(message, category, filename, lineno, file=None, line=None):
         if issubclass(category, UserWarning):

@@ -202,6 +202,7 @@ def match_linear_sum(
     exact_limit: int = EXACT_LIMIT,
     block_size: int | None = None,
     repair_passes: int | None = None,
+    progress=None,
 ) -> np.ndarray:
     """Assign children to parents, parent ``p`` receiving exactly ``counts[p]`` of them, at
     minimum total distance.
@@ -225,6 +226,9 @@ def match_linear_sum(
     repair_passes : int or None
         Exact re-solves along other cuts after the blocks (default 6; 4 above 200,000
         children; each never raises the total).
+    progress : callable, optional
+        Called as ``progress(done, total)`` as groups of children are solved (the blocks, then each
+        repair pass's groups): a :class:`relanon.common.progress.Progress` step draws it as a bar.
 
     Returns
     -------
@@ -249,13 +253,20 @@ def match_linear_sum(
     if n == 0 or np.count_nonzero(counts) == 1:
         return slot_parent  # a single parent takes everyone: nothing to optimize
     slot_points = parents[slot_parent]
+    report = progress or _no_progress
     if n <= exact_limit:
+        report(0, 1)
         slot = _solve_exact(children, slot_points)
+        report(1, 1)
     else:
         size = block_size or _BLOCK_SIZE[n > _LARGE]
         passes = _REPAIR_PASSES[n > _LARGE] if repair_passes is None else repair_passes
-        slot = _solve_blocked(children, slot_points, size, passes, workers, rng)
+        slot = _solve_blocked(children, slot_points, size, passes, workers, rng, report)
     return slot_parent[slot]
+
+
+def _no_progress(done: int, total: int) -> None:
+    pass
 
 
 def match_original_order(child_original_parent, parent_avatar_of_original) -> np.ndarray:
@@ -342,7 +353,7 @@ def _solve_exact(children: np.ndarray, slots: np.ndarray) -> np.ndarray:
     return slot
 
 
-def _solve_blocked(children, slot_points, block_size, repair_passes, workers, rng) -> np.ndarray:
+def _solve_blocked(children, slot_points, block_size, repair_passes, workers, rng, report=_no_progress) -> np.ndarray:
     """Balanced spatial blocks solved exactly one by one, then repaired along rotated cuts.
 
     Children and slots are cut together by recursive median bisection, so every block holds as
@@ -350,19 +361,26 @@ def _solve_blocked(children, slot_points, block_size, repair_passes, workers, rn
     along a randomly rotated cut and re-solves every group exactly with the slots its members
     hold: the current assignment is one of the candidates, so the total never rises, and children
     left on the wrong side of a first-pass border find their parent in a later group.
+    ``report(done, total)`` is called as groups are solved (every pass cuts as many groups).
     """
     slot = np.empty(len(children), dtype=np.int64)
     blocks = _balanced_blocks(children, slot_points, max_size=block_size)
-    _solve_groups(children, slot_points, [m for m, _ in blocks], [s for _, s in blocks], slot, workers)
+    total = len(blocks) * (1 + repair_passes)
+    done = _solve_groups(children, slot_points, [m for m, _ in blocks], [s for _, s in blocks], slot, workers,
+                         lambda n: report(n, total))
     for _ in range(repair_passes):
         rotation = _random_rotation(children.shape[1], rng)
         groups = _balanced_blocks(children, max_size=block_size, rotation=rotation)
-        _solve_groups(children, slot_points, groups, [slot[members] for members in groups], slot, workers)
+        done += _solve_groups(children, slot_points, groups, [slot[members] for members in groups], slot, workers,
+                              lambda n, offset=done: report(offset + n, total))
     return slot
 
 
-def _solve_groups(children, slot_points, groups, slot_groups, slot, workers) -> None:
-    """Solve each group of children with its slots exactly, and write their slots in ``slot``."""
+def _solve_groups(children, slot_points, groups, slot_groups, slot, workers, solved_so_far=None) -> int:
+    """Solve each group of children with its slots exactly, and write their slots in ``slot``.
+
+    ``solved_so_far(n)`` is called as the groups are solved, in order; returns the number of groups.
+    """
 
     def solve(pair):
         members, slots = pair
@@ -372,11 +390,22 @@ def _solve_groups(children, slot_points, groups, slot_groups, slot, workers) -> 
     if workers > 1 and len(pairs) > 1:
         # the assignment solver releases the GIL: threads share the arrays without copies
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            solved = list(pool.map(solve, pairs))
+            solved = _counted(pool.map(solve, pairs), solved_so_far)
     else:
-        solved = [solve(pair) for pair in pairs]
+        solved = _counted(map(solve, pairs), solved_so_far)
     for (members, slots), local in zip(pairs, solved, strict=True):
         slot[members] = slots[local]
+    return len(pairs)
+
+
+def _counted(results, solved_so_far) -> list:
+    """The results of an iterator of solves, reporting how many are done after each."""
+    out = []
+    for local in results:
+        out.append(local)
+        if solved_so_far is not None:
+            solved_so_far(len(out))
+    return out
 
 
 def _random_rotation(d: int, rng) -> np.ndarray:

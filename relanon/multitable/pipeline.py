@@ -160,8 +160,8 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
         rng_avatar, rng_keys, rng_links, rng_anchor = (np.random.default_rng(s) for s in seeds[name].spawn(4))
         releases[name] = _release_table(schema, table, original, releases, rng_avatar, rng_keys, report)
         for link in parent_links(schema, name):
-            with report.step(f"link {name}.{link.column} -> {link.parent} ({link.method})") as step:
-                linked = relink(schema, link, original, releases, rng_links)
+            with report.step(f"link {name}.{link.column} -> {link.parent} ({link.method})", unit="blocks") as step:
+                linked = relink(schema, link, original, releases, rng_links, progress=step)
                 step.detail = f"{int(linked.notna().sum()):,} of {len(linked):,} rows linked"
             releases[name].frame[link.column] = linked
             link_reports.append(
@@ -441,7 +441,7 @@ def avoid_source_keys(keys: np.ndarray, source_keys: np.ndarray, rng: np.random.
 # --------------------------------------------------------------------------- links
 
 
-def relink(schema: Schema, link: Link, original: dict, releases: dict, rng) -> pd.Series:
+def relink(schema: Schema, link: Link, original: dict, releases: dict, rng, progress=None) -> pd.Series:
     """The new foreign key of every released row of ``link.child``."""
     child, parent = releases[link.child], releases[link.parent]
     parent_table = schema[link.parent]
@@ -458,7 +458,7 @@ def relink(schema: Schema, link: Link, original: dict, releases: dict, rng) -> p
         has_parent = _has_parent(link, original, child)
         target = np.full(len(child.frame), -1)
         if has_parent.any() and len(parent.frame):
-            target[has_parent] = _match(schema, link, original, child, parent, has_parent, rng)
+            target[has_parent] = _match(schema, link, original, child, parent, has_parent, rng, progress)
     linked = target >= 0
     values = np.full(len(target), None, dtype=object)
     values[linked] = parent_keys.to_numpy(dtype=object)[target[linked]]
@@ -498,7 +498,7 @@ def _has_parent(link: Link, original: dict, child: TableRelease) -> np.ndarray:
     return pd.notna(fk)
 
 
-def _match(schema, link: Link, original, child: TableRelease, parent: TableRelease, has_parent, rng):
+def _match(schema, link: Link, original, child: TableRelease, parent: TableRelease, has_parent, rng, progress=None):
     """Released parent row for each child row that has a parent, by the link's method."""
     parent_table = schema[link.parent]
     columns = {c.name: c.type for c in parent_table.released_columns if c.name in parent.frame.columns}
@@ -515,7 +515,7 @@ def _match(schema, link: Link, original, child: TableRelease, parent: TableRelea
     counts = linking.allocate_counts(expected, n_children, candidates=candidates, random_state=rng)
     if parent_coords.shape[1] == 0:
         return rng.permutation(np.repeat(np.arange(len(parent.frame)), counts))
-    return linking.match_linear_sum(child_coords, parent_coords, counts, random_state=rng)
+    return linking.match_linear_sum(child_coords, parent_coords, counts, random_state=rng, progress=progress)
 
 
 def _plausible_counts(link: Link, original, parent_table: Table, space, parent_coords, columns, k) -> np.ndarray | None:

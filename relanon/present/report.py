@@ -33,11 +33,14 @@ import pandas as pd
 
 from relanon.common.atomic import atomic_directory
 from relanon.common.errors import ParameterError, RelanonError
+from relanon.common.progress import as_progress
 from relanon.engine.factor_space import NUMERIC_KINDS, FactorSpace, numeric_values
+from relanon.metrics.failures import failures
 from relanon.metrics.scenarios import Evaluation, children_per_parent, similarity_passed
 from relanon.metrics.signal import column_bins, column_values
 from relanon.multitable.views import STANDALONE
 from relanon.present.attacks import attacks_section
+from relanon.present.verdict import PERCENT_METRICS, failure_text, figure
 from relanon.schema.graph import all_links
 from relanon.stores.outputs import FolderOutput, check_outputs, only_entries
 
@@ -54,12 +57,8 @@ PICTURE_SEED = 0
 DPI = 80
 ORIGINAL_COLOUR, ANONYMIZED_COLOUR = "#4c72b0", "#dd8452"
 
-# Values read as percentages (one decimal); the others are shown with three significant digits...
-PERCENT_METRICS = frozenset({
-    "hidden_rate", "row_direct_match_protection", "column_direct_match_protection", "correlation_difference_ratio",
-    "impossible_combinations", "impossible_pairs",
-    "inference_categorical", "inference_continuous", "referential_integrity", "closer_to_training",
-})
+# Percentages (PERCENT_METRICS, shared with the terminal) are shown with one decimal; the others with three
+# significant digits...
 # ...except these, compared with a target near 0 or 1, where 3 significant digits would round onto it.
 FRACTION_METRICS = frozenset({"children_per_parent", "distance_to_closest", "closest_distances_ratio"})
 
@@ -87,7 +86,7 @@ dt{font-weight:600;margin-top:.4em}dd{margin-left:1.5em}
 # --------------------------------------------------------------------------- public API
 
 
-def render_html(evaluation, assessment=None) -> str:
+def render_html(evaluation, assessment=None, *, progress=False) -> str:
     """The release report of ``evaluation`` as one self-contained HTML document.
 
     Parameters
@@ -98,6 +97,8 @@ def render_html(evaluation, assessment=None) -> str:
         without matplotlib) the report holds every figure but no picture, and says why.
     assessment : Assessment, optional
         What :func:`relanon.assess` returned: adds the attacks and their risk matrix.
+    progress : bool or Progress, default False
+        Show the drawing of the pictures as a step (a bar over the tables).
 
     Returns
     -------
@@ -138,7 +139,7 @@ def render_html(evaluation, assessment=None) -> str:
         _signal_section(evaluation),
         _links_section(evaluation),
         _details_section(evaluation),
-        _pictures_section(evaluation),
+        _pictures_section(evaluation, as_progress(progress)),
         _glossary_section(evaluation),
         f'<footer class="note"><p>Made by relanon {_e(__version__)}.</p></footer>',
     ]
@@ -199,15 +200,16 @@ def write_report(evaluation, folder, *, inputs=(), overwrite: bool = False, file
     return folder / REPORT_FILE
 
 
-def render_report(evaluation, assessment=None) -> dict[str, str]:
+def render_report(evaluation, assessment=None, *, progress=False) -> dict[str, str]:
     """The report's files (file name -> text), rendered in memory: nothing is written.
 
     With an ``assessment`` (:func:`relanon.assess`), the page has an Attacks section and
-    ``metrics.json`` holds the attacks under ``"assessment"``.
+    ``metrics.json`` holds the attacks under ``"assessment"``. ``progress`` shows the pictures
+    being drawn (see :func:`render_html`).
     """
     metrics = evaluation.to_json() if assessment is None else json.dumps(
         {**evaluation.to_dict(), "assessment": assessment.to_dict()}, indent=2, default=str) + "\n"
-    return {REPORT_FILE: render_html(evaluation, assessment), METRICS_FILE: metrics}
+    return {REPORT_FILE: render_html(evaluation, assessment, progress=progress), METRICS_FILE: metrics}
 
 
 def report_output(folder, *, flag: str | None = None, overwrite: bool = False) -> FolderOutput:
@@ -240,17 +242,12 @@ def _contents(attacks: bool = False) -> str:
 
 
 def _verdict_section(evaluation) -> str:
-    failures = [f"{metric.name.replace('_', ' ')} in {view}" for _, view, metric in evaluation.metrics if metric.passed is False]
-    relations = evaluation.relations
-    if len(relations) and "passed" in relations:
-        failures += [
-            f"the links of {row.child}.{row.column} -> {row.parent}" for row in relations.itertuples() if not row.passed
-        ]
-    if failures:
-        shown = "".join(f"<li>{_e(text)}</li>" for text in failures[:10])
-        more = f"<li>... and {len(failures) - 10} more</li>" if len(failures) > 10 else ""
-        verdict = (f'<p><span class="fail">Measures that miss their target: {len(failures)}.</span> '
-                   f"The tables below show them in red.</p><ul>{shown}{more}</ul>")
+    failed = failures(evaluation)  # the list the terminal prints too
+    if failed:
+        shown = "".join(f"<li>{_e(failure_text(f))}</li>" for f in failed)
+        count = "1 measure misses its target" if len(failed) == 1 else f"{len(failed)} measures miss their targets"
+        verdict = (f'<p><span class="fail">{count}.</span> '
+                   f"The tables below show them in red.</p><ul>{shown}</ul>")
     else:
         verdict = '<p><span class="pass">Every measure meets its target.</span></p>'
     notes = "".join(f"<li>{_e(note)}</li>" for note in evaluation.notes)
@@ -292,12 +289,16 @@ def privacy_sentences(evaluation) -> list[str]:
     ...     "primary_key": "id", "individual": True, "columns": {"age": "integer", "sex": "categorical"}}}})
     >>> people = {"people": pd.DataFrame({"id": range(30), "age": range(30), "sex": ["F", "M", "M"] * 10})}
     >>> privacy_sentences(evaluate(schema, people, people, progress=False))
-    ['people: distance to closest 0.000 alone (below target).']
+    ['people: distance to closest 0.000 alone (row direct match protection 0.0 %, below its target of 90 %).']
     """
     matrix, passed = evaluation.privacy_matrix, evaluation.privacy_passed
     headline = evaluation.privacy_headline
     label = headline.replace("_", " ")
     unit = "%" if headline in PERCENT_METRICS else ""
+    missed: dict = {}  # (table, reference) -> the privacy metrics of the cell that miss their target
+    for failure in failures(evaluation):
+        if failure.kind == "privacy":
+            missed.setdefault((failure.table, failure.reference), []).append(failure)
     sentences = []
     for table in matrix.index:
         others = [c for c in matrix.columns if c != table]
@@ -307,10 +308,30 @@ def privacy_sentences(evaluation) -> list[str]:
             if pd.isna(value):
                 continue
             where = "alone" if column == table else f"with {column}"
-            below = " (below target)" if _is_false(passed.loc[table, column]) else ""
-            parts.append(f"{_format(headline, value)}{unit} {where}{below}")
+            failed = missed.get((table, column), [])
+            if not failed and _failing(passed.loc[table, column]):  # a matrix not made by evaluate: no figures
+                reading = " (a privacy metric misses its target)"
+            else:
+                reading = _missed_text(failed, headline)
+            parts.append(f"{_format(headline, value)}{unit} {where}{reading}")
         sentences.append(f"{table}: {label} {', '.join(parts)}." if parts else f"{table}: no privacy measure could be computed.")
     return sentences
+
+
+def _missed_text(missed: list, headline: str) -> str:
+    """What a cell's figure does not say: which of its privacy metrics miss their target, and how."""
+    if not missed:
+        return ""
+    texts = []
+    for failure in missed:
+        value, target = figure(failure.value, failure.target)
+        side = "below" if failure.value < failure.target else "above" if failure.value > failure.target else "at"
+        unit = " %" if failure.metric in PERCENT_METRICS else ""
+        if failure.metric == headline:
+            texts.append(f"{side} its target of {target}{unit}")
+        else:
+            texts.append(f"{failure.metric.replace('_', ' ')} {value}{unit}, {side} its target of {target}{unit}")
+    return f" ({'; '.join(dict.fromkeys(texts))})"
 
 
 def _signal_section(evaluation) -> str:
@@ -523,7 +544,7 @@ def _link_label(child, column, parent) -> str:
     return f"{child}.{column} -> {parent}"
 
 
-def _is_false(flag) -> bool:
+def _failing(flag) -> bool:
     """True for a failed check; False for a passed one and for a missing (not applicable) one."""
     return not pd.isna(flag) and not bool(flag)
 
@@ -549,7 +570,7 @@ def _e(value) -> str:
 # --------------------------------------------------------------------------- pictures
 
 
-def _pictures_section(evaluation) -> str:
+def _pictures_section(evaluation, progress) -> str:
     head = '<section id="pictures"><h2>Pictures</h2>'
     if evaluation.schema is None or evaluation.original is None or evaluation.anonymized is None:
         return (head + "<p>The pictures need the original and anonymized databases, which this evaluation "
@@ -562,12 +583,55 @@ def _pictures_section(evaluation) -> str:
              "included.</p>")]
     # the user's style must not change the picture bytes; text from the data ($x^$, a column
     # named "$\\foo{x}$") is drawn as it is, never read as mathtext or TeX markup
-    with matplotlib.style.context("default"), matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
-        for table in evaluation.schema:
+    tables = list(evaluation.schema)
+    with matplotlib.style.context("default"), matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}), \
+            progress.step("report pictures", total=len(tables) + 1, unit="tables") as step:
+        for table in tables:
             parts.append(_table_pictures(evaluation, table))
+            step.advance()
         parts.append(_link_pictures(evaluation))
+        step.detail = f"{len(tables)} tables and their links"
+
     parts.append("</section>")
     return "".join(parts)
+
+
+def pictures(evaluation, table: str) -> dict:
+    """The report's main pictures of one table, as matplotlib figures (a notebook shows them inline).
+
+    Keys: ``"distributions"`` (each column, original vs anonymized, on the metrics' bins),
+    ``"correlations"`` (numeric columns, when there are two or more), ``"factor space"`` (originals
+    and avatars on the first two axes, when the table has two), and ``"children per parent"`` for
+    each link whose child is ``table`` (``"children per parent: visits.patient_id -> patients"``).
+    The figures are drawn as in the report, with matplotlib's default style.
+    """
+    matplotlib = _matplotlib()
+    if matplotlib is None:
+        raise ParameterError(f"the pictures need matplotlib: {INSTALL_HINT}")
+    if evaluation.schema is None or evaluation.original is None or evaluation.anonymized is None:
+        raise ParameterError("the pictures need the databases of the evaluation (an Evaluation from relanon.evaluate)")
+    spec = evaluation.schema[table]
+    original, released = evaluation.original[table], evaluation.anonymized[table]
+    types = {c.name: c.type for c in spec.released_columns if c.name in original and c.name in released}
+    figures = {}
+    with matplotlib.style.context("default"), matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+        distances, floors = _hellinger_per_column(evaluation, table)
+        shown, _ = _columns_shown(list(types), distances)
+        figures["distributions"] = _distributions_figure(original, released, {c: types[c] for c in shown},
+                                                         distances, floors)
+        numeric = [c for c, kind in types.items() if kind in NUMERIC_KINDS][:MAX_CORRELATION_COLUMNS]
+        if len(numeric) >= 2:
+            figures["correlations"] = _correlation_figure(original, released, {c: types[c] for c in numeric})
+        factor = _factor_figure(original, released, types, spec)
+        if not isinstance(factor, str):
+            figures["factor space"] = factor
+        for link in all_links(evaluation.schema):
+            if link.child == table and link.parent in evaluation.original:
+                counts = [children_per_parent(database, evaluation.schema, link)
+                          for database in (evaluation.original, evaluation.anonymized)]
+                label = _link_label(link.child, link.column, link.parent)
+                figures[f"children per parent: {label}"] = _children_figure(*counts, link)
+    return figures
 
 
 def _matplotlib():
@@ -819,16 +883,26 @@ def _correlations(frame: pd.DataFrame, types: dict) -> np.ndarray:
 
 
 def _factor_picture(original: pd.DataFrame, released: pd.DataFrame, types: dict, table) -> str:
+    figure = _factor_figure(original, released, types, table)
+    if isinstance(figure, str):
+        return f'<p class="note">{_e(figure)}</p>'
+    sampled = " (samples)" if max(len(original), len(released)) > SCATTER_SAMPLE else ""
+    return _figure(figure, f"{table.name}: first two dimensions of the factor space of the original table, "
+                           f"originals and avatars{sampled}")
+
+
+def _factor_figure(original: pd.DataFrame, released: pd.DataFrame, types: dict, table):
+    """The scatter of originals and avatars on the first two axes, or why there is none (a sentence)."""
     weights = {c.name: c.weight for c in table.released_columns if c.name in types}
     try:
         space = FactorSpace(types, n_components=2, weights=weights, random_state=PICTURE_SEED, name=table.name)
         space.fit(_sample(original, FIT_SAMPLE))
         if space.n_components_ < 2:
-            return f'<p class="note">{_e(table.name)}: the factor space has a single dimension: no scatter plot.</p>'
+            return f"{table.name}: the factor space has a single dimension: no scatter plot."
         o_coords = space.transform(_sample(original, SCATTER_SAMPLE))
         r_coords = space.transform(_sample(released, SCATTER_SAMPLE))
     except RelanonError as error:  # a picture is not worth losing the whole report
-        return f'<p class="note">{_e(table.name)}: no factor-space picture ({_e(error)}).</p>'
+        return f"{table.name}: no factor-space picture ({error})."
     figure = _new_figure(6.4, 4.8)
     axes = figure.subplots()
     axes.scatter(o_coords[:, 0], o_coords[:, 1], s=8, color=ORIGINAL_COLOUR, alpha=0.5, linewidths=0, label="original")
@@ -837,9 +911,7 @@ def _factor_picture(original: pd.DataFrame, released: pd.DataFrame, types: dict,
     axes.set_xlabel(f"dimension 1 ({100 * inertia[0]:.1f}% of inertia)", fontsize=9)
     axes.set_ylabel(f"dimension 2 ({100 * inertia[1]:.1f}% of inertia)", fontsize=9)
     axes.legend(fontsize=8, markerscale=3)
-    sampled = " (samples)" if max(len(original), len(released)) > SCATTER_SAMPLE else ""
-    return _figure(figure, f"{table.name}: first two dimensions of the factor space of the original table, "
-                           f"originals and avatars{sampled}")
+    return figure
 
 
 def _sample(frame: pd.DataFrame, size: int) -> pd.DataFrame:

@@ -155,7 +155,7 @@ def read_tables(location, *, format=None) -> dict[str, pd.DataFrame]:
         return {name: _plain_dtypes(store.read(name, typed=False)) for name in store.names()}
 
 
-def read_database(location, schema: Schema, *, format=None) -> dict[str, pd.DataFrame]:
+def read_database(location, schema: Schema, *, format=None, progress=None) -> dict[str, pd.DataFrame]:
     """Read every table of ``schema`` from ``location``, checked and with its declared types.
 
     Parameters
@@ -166,6 +166,9 @@ def read_database(location, schema: Schema, *, format=None) -> dict[str, pd.Data
         Each table is read under its ``source`` name.
     format : {"csv", "parquet", "sqlite", "sql"}, optional
         Detected from ``location`` when not given.
+    progress : callable, optional
+        Called as ``progress(done, total)`` as tables are read (the checks count as one more), so a
+        :class:`relanon.common.progress.Progress` step draws a bar.
 
     Returns
     -------
@@ -192,10 +195,12 @@ def read_database(location, schema: Schema, *, format=None) -> dict[str, pd.Data
     >>> read_database(folder, schema)["people"].dtypes.astype(str).to_dict()
     {'id': 'int64', 'born': 'datetime64[us]'}
     """
+    report = progress or (lambda done, total: None)
     with _open_store(location, format) as store:
         found = store.names()
         raw, problems = {}, []
-        for table in schema:
+        for done, table in enumerate(schema):
+            report(done, len(schema) + 1)
             if table.source_name in found:
                 raw[table.name] = store.read(table.source_name, typed=True)
             else:
@@ -204,7 +209,9 @@ def read_database(location, schema: Schema, *, format=None) -> dict[str, pd.Data
             if table.anonymize.method == "anatomize" and companion in found:
                 raw[companion_name(table)] = store.read(companion, typed=True)  # an anatomized release
         text = store.text_storage
+    report(len(schema), len(schema) + 1)
     coerced, data_problems = coerce_database(schema, raw, from_text=text, report_missing=False)
+    report(len(schema) + 1, len(schema) + 1)
     problems += data_problems
     if problems:
         raise DataError(f"the database at {shown(location)} does not fit its schema", problems)

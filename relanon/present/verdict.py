@@ -1,0 +1,141 @@
+"""The verdict in words: what failed, with figures that show why.
+
+:func:`verdict_text` is what ``relanon anonymize``, ``demo`` and ``evaluate`` print at the end: both
+summary matrices, then one line per measure that misses its target, then where the report is. The
+lines come from :func:`relanon.metrics.failures.failures`, the list the report's verdict shows too,
+so the terminal and the report name the same failures.
+
+Figures are compared with their targets before rounding (the decision is the metric's own); they
+are then shown with as many digits as it takes for the printed value to sit on the same side of the
+printed target as the true one: ``0.1996 < 0.2``, never ``0.200 < 0.2``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from relanon.metrics.base import HIGHER
+from relanon.metrics.failures import Failure, failures
+
+__all__ = ["failure_lines", "failure_text", "figure", "verdict_text", "view_label"]
+
+# Metrics read as percentages
+PERCENT_METRICS = frozenset({
+    "hidden_rate", "row_direct_match_protection", "column_direct_match_protection", "correlation_difference_ratio",
+    "impossible_combinations", "impossible_pairs",
+    "inference_categorical", "inference_continuous", "referential_integrity", "closer_to_training",
+})
+MAX_DIGITS = 15
+
+
+def verdict_text(evaluation, report=None) -> str:
+    """The end of a run in the terminal: the matrices, each failing measure, the report's location.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from relanon.metrics.scenarios import evaluate
+    >>> from relanon.schema.model import load_schema
+    >>> schema = load_schema({"relanon": 1, "tables": {"people": {
+    ...     "primary_key": "id", "individual": True, "columns": {"age": "integer", "sex": "categorical"}}}})
+    >>> people = {"people": pd.DataFrame({"id": range(30), "age": range(30), "sex": ["F", "M", "M"] * 10})}
+    >>> print(verdict_text(evaluate(schema, people, people, progress=False)).splitlines()[-2:])
+    ['1 measure misses its target:', '  people: row direct match protection 0.0 % < 90 % (target)']
+    """
+    lines = [evaluation.privacy_matrix_text(), "", evaluation.signal_matrix_text(), "", *failure_lines(evaluation)]
+    if report is not None:
+        lines.append(f"report: {report}")
+    return "\n".join(lines)
+
+
+def failure_lines(evaluation, kinds=None) -> list[str]:
+    """A count, then one indented line per failing measure (of ``kinds`` only: ``("privacy",)``...)."""
+    failed = [f for f in failures(evaluation) if kinds is None or f.kind in kinds]
+    if not failed:
+        what = "measure" if kinds is None else f"{' and '.join(kinds)} measure"
+        return [f"every {what} meets its target"]
+    what = "measure" if kinds is None else f"{' and '.join(kinds)} measure"
+    head = f"1 {what} misses its target:" if len(failed) == 1 else f"{len(failed)} {what}s miss their targets:"
+    return [head, *(f"  {failure_text(f)}" for f in failed)]
+
+
+def failure_text(failure: Failure) -> str:
+    """One failing measure in a line: where, what, its value against its target (and noise floor).
+
+    Examples
+    --------
+    >>> print(failure_text(Failure("privacy", "TO_TOP_ENRICHED(patients, visits)", "patients", "visits",
+    ...                            "distance_to_closest", 0.04, 0.2, "higher")))
+    patients x visits: distance to closest 0.0400 < 0.2 (target)
+    >>> print(failure_text(Failure("signal", "STANDALONE(doctors)", "doctors", "doctors", "hellinger_mean",
+    ...                            0.10004, 0.1, "lower")))
+    doctors: hellinger mean 0.10004 > 0.1 (target)
+    >>> print(failure_text(Failure("signal", "STANDALONE(doctors)", "doctors", "doctors", "hellinger_mean",
+    ...                            0.203, 0.1, "lower", bound=0.156, floor=0.118)))
+    doctors: hellinger mean 0.203 > 0.1 (target), and beyond sampling noise: passes up to 0.156 (noise floor 0.118)
+    """
+    name = failure.metric.replace("_", " ")
+    unit = " %" if failure.metric in PERCENT_METRICS else ""
+    value, target = figure(failure.value, failure.target)
+    sign = "<" if failure.value < failure.target else ">" if failure.value > failure.target else "="
+    wanted = "" if sign != "=" else f", must be {'above' if failure.direction == HIGHER else 'below'}"
+    text = f"{view_label(failure)}: {name} {value}{unit} {sign} {target}{unit} (target{wanted})"
+    if failure.bound is not None:
+        bound, _ = figure(failure.bound, failure.value)
+        side = "down to" if failure.direction == HIGHER else "up to"
+        floor = f" (noise floor {_fixed(failure.floor, _decimals(bound))})" if failure.floor is not None else ""
+        text += f", and beyond sampling noise: passes {side} {bound}{unit}{floor}"
+    return text
+
+
+def view_label(failure: Failure) -> str:
+    """``patients`` for a table alone, ``patients x visits`` across a link, the link itself for a link."""
+    if failure.kind == "link":
+        return failure.view
+    via = re.search(r" via (\S+)\)$", failure.view)
+    if failure.table == failure.reference:
+        return failure.table
+    return f"{failure.table} x {failure.reference}" + (f" (via {via.group(1)})" if via else "")
+
+
+def figure(value: float, target: float) -> tuple[str, str]:
+    """``value`` and ``target`` as text, ``value`` with the fewest digits (at least 3 significant)
+    that keep it on its own side of the target.
+
+    Examples
+    --------
+    >>> figure(0.19996, 0.2), figure(97.23, 90.0), figure(0.2, 0.2), figure(12345.6, 10.0)
+    (('0.19996', '0.2'), ('97.2', '90'), ('0.200', '0.2'), ('12346', '10'))
+    """
+    target_text = f"{target:g}"
+    if value is None or math.isnan(value):
+        return "NaN", target_text
+    truth = _side(value, target)
+    for digits in range(3, MAX_DIGITS + 1):
+        text = _significant(value, digits)
+        if _side(float(text), target) == truth:
+            return text, target_text
+    return repr(float(value)), target_text
+
+
+def _side(value: float, target: float) -> int:
+    return (value > target) - (value < target)
+
+
+def _significant(value: float, digits: int) -> str:
+    """``value`` with ``digits`` significant digits, in fixed notation for everyday magnitudes."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:.1f}" if value == 0 else str(value)
+    magnitude = math.floor(math.log10(abs(value)))
+    if not -5 <= magnitude < 12:
+        return f"{value:.{digits - 1}e}"
+    return _fixed(value, max(0, digits - 1 - magnitude))
+
+
+def _fixed(value: float, decimals: int) -> str:
+    return f"{value:.{decimals}f}"
+
+
+def _decimals(text: str) -> int:
+    return len(text.split(".")[1]) if "." in text and "e" not in text else 0
