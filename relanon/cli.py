@@ -429,8 +429,9 @@ def _evaluate_pair(args, progress):
 def _audit(args) -> int:
     import json
 
-    from relanon.audit.checks import audit_database
+    from relanon.audit.database import audit_database
     from relanon.common.atomic import write_text_atomically
+    from relanon.present.audit import audit_dict, audit_text
     from relanon.schema.model import load_schema
     from relanon.stores.io import read_database
     from relanon.stores.notes import release_methods
@@ -447,9 +448,9 @@ def _audit(args) -> int:
     # a release's notes say which tables hold synthetic records (avatar method): audited for information
     synthetic = [name for name, method in release_methods(args.data).items() if method == "avatar" and name in schema.tables]
     report = audit_database(schema, database, k=args.k, l=args.l, max_risk=args.max_risk, synthetic=synthetic)
-    print(report.to_text())
+    print(audit_text(report))
     if args.json:
-        write_text_atomically(Path(args.json), json.dumps(report.to_dict(), indent=2, default=str) + "\n")
+        write_text_atomically(Path(args.json), json.dumps(audit_dict(report), indent=2, default=str) + "\n")
         print(f"audit written to {args.json}")
     return EXIT_OK if report.passed else EXIT_FAILED
 
