@@ -11,22 +11,16 @@ The names a user needs::
     assessment = relanon.assess(schema, database, holdout=0.2, random_state=7)  # attacks vs held-out people
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
 from relanon import datasets, metrics
 from relanon.audit import audit_database, k_anonymity, l_diversity, reidentification_risk
 from relanon.common.errors import DataError, ParameterError, RelanonError, SchemaError
+from relanon.common.version import __version__
 from relanon.engine import FactorSpace, anatomize, avatarize, bucketize
 from relanon.metrics.attacks.assessment import assess
 from relanon.metrics.scenarios import evaluate
 from relanon.multitable import anonymize, write_release
 from relanon.schema import Schema, dump_schema, load_schema
 from relanon.stores import read_database, write_database
-
-try:
-    __version__ = version("relanon")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0+unknown"
 
 __all__ = [
     "DataError",

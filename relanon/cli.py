@@ -23,6 +23,7 @@ from pathlib import Path
 
 from relanon.common.console import Terminated, terminate_like_interrupt, warnings_printed_once
 from relanon.common.errors import ProblemsError, RelanonError, StorageError
+from relanon.common.version import __version__
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
@@ -85,8 +86,6 @@ def main(argv=None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from relanon import __version__
-
     parser = argparse.ArgumentParser(
         prog="relanon",
         description="Anonymize multi-table relational databases (avatar method) and audit their release.",

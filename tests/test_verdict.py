@@ -14,7 +14,8 @@ from relanon.cli import main
 from relanon.metrics.base import Metric
 from relanon.metrics.failures import failures
 from relanon.metrics.scenarios import evaluate
-from relanon.present.report import privacy_sentences, render_html
+from relanon.present.report import render_html
+from relanon.present.sections import privacy_sentences
 from relanon.present.verdict import failure_text, figure, verdict_text
 from relanon.schema.model import load_schema
 

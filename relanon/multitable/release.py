@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from relanon.common.version import __version__
 from relanon.schema.model import Schema, dump_schema
 from relanon.schema.shapes import companion_name
 from relanon.stores.io import RELEASE_FILES, write_database
@@ -29,8 +30,6 @@ def release_schema(result) -> Schema:
 
 def release_notes(result) -> dict:
     """How the release was made, as plain data (no seed, no original value, no timestamp)."""
-    from relanon import __version__
-
     tables = {}
     for name, release in result.releases.items():
         entry = {"method": release.method, "rows": len(release.frame)}
