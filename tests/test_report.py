@@ -84,7 +84,7 @@ def written(demo, tmp_path_factory):
 
 def _without_pictures(evaluation, **changes):
     """A copy without the databases: the report then draws nothing, which keeps these tests fast."""
-    return dataclasses.replace(evaluation, original=None, anonymized=None, **changes)
+    return dataclasses.replace(evaluation.without_data(), **changes)
 
 
 class _Document(HTMLParser):

@@ -40,6 +40,7 @@ from relanon.audit.measures import (
 )
 from relanon.common.errors import AuditError, DataError, ParameterError, Problem, format_examples
 from relanon.common.exact import uncomparable_reason
+from relanon.common.options import Method
 from relanon.multitable.views import STANDALONE, View, standalone, to_bottom_propagated, to_top_enriched
 from relanon.schema.graph import child_links, parent_links
 from relanon.schema.model import Schema
@@ -252,7 +253,7 @@ def _synthetic_tables(schema, synthetic) -> frozenset:
 
 def _anatomized(table, frame: pd.DataFrame, database) -> bool:
     a = table.anonymize
-    return a.method == "anatomize" and bool(a.sensitive) and a.sensitive[0] not in frame.columns and f"{table.name}_sensitive" in database
+    return a.method == Method.ANATOMIZE and bool(a.sensitive) and a.sensitive[0] not in frame.columns and f"{table.name}_sensitive" in database
 
 
 def _sensitive_columns(table, frame: pd.DataFrame, database) -> list[str]:
@@ -265,7 +266,7 @@ def _sensitive_columns(table, frame: pd.DataFrame, database) -> list[str]:
 def _raise_missing(schema, database) -> None:
     problems = []
     for table in schema:
-        if not table.quasi_identifiers and table.anonymize.method != "anatomize":
+        if not table.quasi_identifiers and table.anonymize.method != Method.ANATOMIZE:
             continue
         needed = _needed_tables(schema, table)
         for name in needed:
@@ -286,7 +287,7 @@ def _raise_missing(schema, database) -> None:
 
 def _missing_column_message(table, column: str) -> str:
     message = "the audit needs this column, absent from the table"
-    if table.anonymize.method == "anatomize" and column in table.anonymize.sensitive:
+    if table.anonymize.method == Method.ANATOMIZE and column in table.anonymize.sensitive:
         message += f"; an anatomized release carries it in a table {table.name + '_sensitive'!r}: include that table"
     return message
 

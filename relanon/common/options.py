@@ -10,8 +10,33 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from enum import StrEnum
 
 from relanon.common.errors import ParameterError
+
+
+class Method(StrEnum):
+    """How a table is released (``anonymize: {method: ...}`` in the schema file)."""
+
+    AVATAR = "avatar"  # synthetic records: the avatar method
+    KEEP = "keep"  # the records as they are (reference tables)
+    ANATOMIZE = "anatomize"  # real records, the sensitive column moved to a companion table per group
+    BUCKETIZE = "bucketize"  # real records, the sensitive values shuffled within groups
+
+
+class LinkMethod(StrEnum):
+    """How the anonymized children of a foreign key are matched to the anonymized parents."""
+
+    LINEAR_SUM = "linear_sum"
+    MINIMUM_DISTANCE = "minimum_distance"
+    ORIGINAL_ORDER = "original_order"  # the least private: a warning banner in every report
+
+
+class Direction(StrEnum):
+    """Which way a metric is better."""
+
+    HIGHER = "higher"
+    LOWER = "lower"
 
 
 def closest_name(word, candidates) -> str | None:

@@ -27,7 +27,7 @@ from relanon.common.atomic import atomic_directory
 from relanon.common.errors import ParameterError
 from relanon.common.progress import as_progress
 from relanon.common.version import __version__
-from relanon.metrics.scenarios import Evaluation
+from relanon.metrics.evaluation import Evaluation
 from relanon.present.attacks import attacks_section
 from relanon.present.charts import pictures_section
 from relanon.present.sections import (

@@ -12,6 +12,8 @@ import math
 import numpy as np
 import pandas as pd
 
+from relanon.common.options import LinkMethod
+from relanon.metrics.base import REFERENTIAL_INTEGRITY_TARGET
 from relanon.metrics.failures import failures
 from relanon.metrics.scenarios import similarity_passed
 from relanon.present.verdict import PERCENT_METRICS, failure_text, figure
@@ -235,7 +237,7 @@ def links_section(evaluation) -> str:
         report = run.get((r.child, r.column))
         method = report.method if report is not None else r.method
         linked = f"{report.n_linked:,} of {report.n_children:,}" if report is not None else "–"
-        sensitive = method == "original_order"
+        sensitive = method == LinkMethod.ORIGINAL_ORDER
         flag = " ⚠ least private: each child keeps the parent of its original record" if sensitive else ""
         similar = "na" if pd.isna(r.children_per_parent) else _state(similarity_passed(r.children_per_parent, floor_of(r)))
         rows.append(
@@ -247,7 +249,7 @@ def links_section(evaluation) -> str:
             f"{_fidelity_cell(r, targets)}"
             f"<td>{_pair(r.mean_children_original, r.mean_children_anonymized, '.2f')}</td>"
             f"<td>{_pair(r.max_children_original, r.max_children_anonymized, 'd')}</td>"
-            f'<td class="{_state(r.referential_integrity >= 100.0)}">{r.referential_integrity:.1f}</td></tr>'
+            f'<td class="{_state(r.referential_integrity >= REFERENTIAL_INTEGRITY_TARGET)}">{r.referential_integrity:.1f}</td></tr>'
         )
     header = (
         '<tr><th class="row">link (child.column -&gt; parent)</th><th class="row">matching method</th>'

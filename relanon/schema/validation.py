@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.errors import DataError, ParameterError, Problem
-from relanon.common.options import closest_name, did_you_mean
+from relanon.common.options import Method, closest_name, did_you_mean
 from relanon.schema.coercion import COERCERS, INTEGER, MISSING_MARKERS, Issue, coerce_key, key_kind
 from relanon.schema.graph import connected_groups, topological_order
 from relanon.schema.model import Schema, Table
@@ -207,7 +207,7 @@ def coerce_database(
     companions = {}
     for table in schema:
         name = companion_name(table)
-        if table.anonymize.method == "anatomize" and name in database and name not in schema.tables:
+        if table.anonymize.method == Method.ANATOMIZE and name in database and name not in schema.tables:
             companions[name], found = coerce_table(companion_table(table), database[name], from_text=from_text)
             problems += found
     order = {name: i for i, name in enumerate(schema.tables)}
