@@ -145,6 +145,18 @@ def test_no_function_local_import_but_optional_dependencies():
     assert not found, "move these imports to the top of their module:\n" + "\n".join(found)
 
 
+def test_no_module_imports_a_private_name_of_another():
+    """What a module shares is public; a private name (``_CONTAINERS``) read elsewhere is a seam that tears."""
+    found = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("relanon"):
+                private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+                if private:
+                    found.append(f"{module} imports {', '.join(private)} from {node.module}")
+    assert not found, "\n".join(found)
+
+
 @pytest.mark.parametrize("module", ["relanon.schema.model", "relanon.schema.graph"])
 def test_model_and_graph_do_not_import_each_other_at_import_time(module):
     other = {"relanon.schema.model": "relanon.schema.graph", "relanon.schema.graph": "relanon.schema.model"}[module]
