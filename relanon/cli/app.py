@@ -21,6 +21,9 @@ from relanon.cli.steps import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_U
 from relanon.common.console import Terminated, terminate_like_interrupt, warnings_printed_once
 from relanon.common.errors import RelanonError
 from relanon.common.version import __version__
+from relanon.stores.io import FORMATS
+
+FILE_FORMATS = [name for name in FORMATS if name != "sql"]  # a server is given by its URL, never by --format
 
 EPILOG = {
     "validate": "example:\n  relanon validate schema.yaml --data data/",
@@ -98,7 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     validate = command("validate", "Check a schema file, and a database against it.", run_validate)
     validate.add_argument("schema", help="the schema file (YAML or JSON)")
     validate.add_argument("--data", help=f"the database: {DATABASE}")
-    validate.add_argument("--format", choices=["csv", "parquet", "sqlite"], help="storage format (default: detected)")
+    validate.add_argument("--format", choices=FILE_FORMATS, help="storage format (default: detected)")
 
     demo = command("demo", "Build the demo hospital database, anonymize it and report on it.", run_demo)
     demo.add_argument("--out", required=True, help="folder for the demo: original/, anonymized/, report/")
@@ -111,7 +114,7 @@ def _parser() -> argparse.ArgumentParser:
 
     init = command("init", "Propose a schema file from a database, for you to review.", run_init)
     init.add_argument("--data", required=True, help=f"the database: {DATABASE}; keys declared there are used")
-    init.add_argument("--format", choices=["csv", "parquet", "sqlite"], help="storage format (default: detected)")
+    init.add_argument("--format", choices=FILE_FORMATS, help="storage format (default: detected)")
     init.add_argument("--out", help="write the proposal to this file (default: print it)")
     init.add_argument("--name", help="name of the database")
     _add_overwrite(init, "an existing file at --out")
@@ -122,8 +125,8 @@ def _parser() -> argparse.ArgumentParser:
     anonymize.add_argument("--out", required=True,
                            help="where to write the anonymized database: a folder, a SQLite file, or a database URL "
                                 "with a schema of its own (postgresql://user@host/db?schema=release)")
-    anonymize.add_argument("--format", choices=["csv", "parquet", "sqlite"], help="input format (default: detected)")
-    anonymize.add_argument("--out-format", choices=["csv", "parquet", "sqlite"], help="output format (default: as the input)")
+    anonymize.add_argument("--format", choices=FILE_FORMATS, help="input format (default: detected)")
+    anonymize.add_argument("--out-format", choices=FILE_FORMATS, help="output format (default: as the input)")
     anonymize.add_argument("--seed", type=_seed, default=None, help="seed of the run (default: the schema's seed)")
     anonymize.add_argument("--report", help="folder for report.html and metrics.json (default: OUT-report beside OUT; "
                                             "for a database URL, DATABASE-SCHEMA-report in the current folder)")
@@ -158,7 +161,7 @@ def _parser() -> argparse.ArgumentParser:
     audit = command("audit", "Audit k-anonymity, re-identification risk and l-diversity of a release.", run_audit)
     audit.add_argument("schema", help="the schema file (declares quasi_identifiers and sensitive columns)")
     audit.add_argument("--data", required=True, help=f"the database to audit (original or anonymized): {DATABASE}")
-    audit.add_argument("--format", choices=["csv", "parquet", "sqlite"], help="storage format (default: detected)")
+    audit.add_argument("--format", choices=FILE_FORMATS, help="storage format (default: detected)")
     audit.add_argument("--k", type=_positive_int, default=5, help="minimum equivalence-class size (default 5)")
     audit.add_argument("--l", type=_positive_int, default=None,
                        help="required l-diversity of the sensitive columns (default: reported, not required)")
@@ -176,7 +179,7 @@ def _add_comparison_arguments(sub) -> None:
     sub.add_argument("schema", help="the schema file shared by both databases")
     sub.add_argument("--original", required=True, help=f"the original database: {DATABASE}")
     sub.add_argument("--anonymized", required=True, help="the anonymized database (the same kinds of location)")
-    sub.add_argument("--format", choices=["csv", "parquet", "sqlite"], help="storage format (default: detected)")
+    sub.add_argument("--format", choices=FILE_FORMATS, help="storage format (default: detected)")
 
 
 def _add_sampling_arguments(sub) -> None:
@@ -235,7 +238,7 @@ def _add_assess_command(command) -> None:
     assess.add_argument("schema", help="the schema file (YAML or JSON)")
     assess.add_argument("--data", required=True, help=f"the original database: {DATABASE}")
     assess.add_argument("--out", required=True, help="folder for report.html and metrics.json")
-    assess.add_argument("--format", choices=["csv", "parquet", "sqlite"], help="input format (default: detected)")
+    assess.add_argument("--format", choices=FILE_FORMATS, help="input format (default: detected)")
     assess.add_argument("--holdout", type=_holdout, default=0.2,
                         help="share of the people of each individual table held out as control (default 0.2)")
     assess.add_argument("--seed", type=_seed, default=None, help="seed of the run (default: the schema's seed)")
