@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from relanon.audit.checks import (
+from relanon.audit import (
     audit_database,
     k_anonymity,
     l_diversity,

@@ -14,6 +14,7 @@ from relanon.metrics.attacks import assess
 from relanon.metrics.attacks.assessment import linkability_splits, secret_columns
 from relanon.metrics.attacks.holdout import split_database
 from relanon.multitable.views import views
+from relanon.present.audit import audit_text
 from relanon.schema.validation import check_database
 
 
@@ -195,7 +196,7 @@ def test_audit_of_synthetic_tables_is_for_information(demo):
     informative = audit_database(schema, db, k=50, synthetic=["patients", "doctors"])
     assert informative.passed
     assert all(v.synthetic and not v.gating for v in informative.views if v.table in ("patients", "doctors"))
-    assert "relanon assess" in informative.to_text()
+    assert "relanon assess" in audit_text(informative)
     with pytest.raises(ValueError, match="absent from the schema"):
         audit_database(schema, db, synthetic=["nurses"])
 

@@ -1,4 +1,4 @@
-"""Tests of relanon.audit.checks: seed 001 rule by rule, seed 002's risk, l-diversity, views across links."""
+"""Tests of relanon.audit: seed 001 rule by rule, seed 002's risk, l-diversity, views across links."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relanon.audit.checks import (
+from relanon.audit import (
     SIZE_COLUMN,
     AuditReport,
     audit_database,
@@ -24,6 +24,7 @@ from relanon.audit.checks import (
 )
 from relanon.common.errors import AuditError, DataError, ParameterError
 from relanon.common.exact import exact_codes, uncomparable_reason
+from relanon.present.audit import audit_dict, audit_text
 from relanon.schema.model import load_schema
 
 GOLDEN = Path(__file__).parent / "golden" / "pycanon"
@@ -528,12 +529,12 @@ def test_report_to_dict_is_json_ready_and_to_text_is_readable():
     schema, db = clinic()
     db["visits"]["cost"] = [10.0, 30.0, 20.0, 5.0, 5.0, np.nan, 7.0]
     report = audit_database(schema, db, k=2, l=2, max_risk=0.5)
-    data = json.loads(json.dumps(report.to_dict()))
+    data = json.loads(json.dumps(audit_dict(report)))
     assert data["passed"] is False and data["thresholds"] == {"k": 2, "l": 2, "max_risk": 0.5}
     enriched = next(v for v in data["views"] if v["view"] == "TO_TOP_ENRICHED(patients, visits)")
     assert enriched["k_anonymity"]["min_class_size"] == 1
     assert {"sex": "M", "visits.count": 0, "visits.mode(reason)": None, "visits.median(cost)": None, ".n": 1} in enriched["k_anonymity"]["violating_classes"]
-    text = report.to_text()
+    text = audit_text(report)
     assert "TO_TOP_ENRICHED(patients, visits)" in text and "FAILED" in text
     assert text.rstrip().endswith("Result: FAILED (3 of 5 views fail)")  # 2 views of a non-individual table: info
 
@@ -694,6 +695,6 @@ def test_a_table_that_is_not_individual_is_audited_for_information_only():
           "people": pd.DataFrame({"id": range(4), "sex": ["F", "F", "M", "M"]})}
     report = audit_database(schema, db, k=2)
     assert report.passed and report.failures == {}
-    assert "info" in report.to_text() and "Result: PASSED" in report.to_text()
-    sites = next(v for v in report.to_dict()["views"] if v["table"] == "sites")
+    assert "info" in audit_text(report) and "Result: PASSED" in audit_text(report)
+    sites = next(v for v in audit_dict(report)["views"] if v["table"] == "sites")
     assert sites["gating"] is False and sites["passed"] is False

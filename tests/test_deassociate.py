@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relanon.audit.checks import group_l_diversity, k_anonymity, l_diversity
+from relanon.audit import group_l_diversity, k_anonymity, l_diversity
 from relanon.common.errors import DataError, ParameterError
 from relanon.engine.deassociate import anatomize, bucketize
 

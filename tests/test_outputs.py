@@ -172,8 +172,8 @@ def test_sigterm_during_the_write_cleans_up_like_ctrl_c(ws, monkeypatch, capsys)
 
 
 def test_a_sigterm_to_the_process_exits_143_without_a_traceback(ws):
-    script = ("import os, signal, sys\nfrom relanon import cli\n"
-              "cli._check_inputs = lambda *a: os.kill(os.getpid(), signal.SIGTERM)\n"
+    script = ("import os, signal, sys\nfrom relanon import cli\nfrom relanon.cli import commands\n"
+              "commands.check_inputs = lambda *a: os.kill(os.getpid(), signal.SIGTERM)\n"
               "sys.exit(cli.main(sys.argv[1:]))\n")
     done = subprocess.run([sys.executable, "-c", script, "validate", str(ws / "schema.yaml")],
                           capture_output=True, text=True, timeout=120)

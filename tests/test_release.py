@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from relanon import datasets
-from relanon.audit.checks import audit_database
+from relanon.audit import audit_database
 from relanon.common.errors import StorageError
 from relanon.multitable.pipeline import SensitiveChoiceWarning, anonymize
 from relanon.multitable.release import write_release

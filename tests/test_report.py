@@ -21,16 +21,9 @@ from relanon.common.errors import ParameterError, StorageError
 from relanon.metrics.scenarios import evaluate
 from relanon.metrics.signal import column_bins
 from relanon.multitable.pipeline import LinkReport
-from relanon.present.report import (
-    INSTALL_HINT,
-    MAX_COLUMNS,
-    _columns_shown,
-    _sample,
-    _shares,
-    privacy_sentences,
-    render_html,
-    write_report,
-)
+from relanon.present.charts import INSTALL_HINT, MAX_COLUMNS, _columns_shown, _sample, _shares
+from relanon.present.report import render_html, write_report
+from relanon.present.sections import privacy_sentences
 from relanon.schema.graph import all_links
 
 VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
@@ -91,7 +84,7 @@ def written(demo, tmp_path_factory):
 
 def _without_pictures(evaluation, **changes):
     """A copy without the databases: the report then draws nothing, which keeps these tests fast."""
-    return dataclasses.replace(evaluation, original=None, anonymized=None, **changes)
+    return dataclasses.replace(evaluation.without_data(), **changes)
 
 
 class _Document(HTMLParser):
@@ -351,7 +344,7 @@ def test_category_shares_top_modalities_other_and_missing(monkeypatch):
     assert shares.labels == ("a", "b", "other", "missing")
     np.testing.assert_allclose(shares.original, [0.5, 0.25, 0.0, 0.25])
     np.testing.assert_allclose(shares.released, [0.25, 0.25, 0.5, 0.0])
-    monkeypatch.setattr("relanon.present.report.MAX_CATEGORIES", 1)
+    monkeypatch.setattr("relanon.present.charts.MAX_CATEGORIES", 1)
     shares = _shares(original, released, "categorical")
     assert shares.labels == ("a", "other", "missing")
     np.testing.assert_allclose(shares.original, [0.5, 0.25, 0.25])

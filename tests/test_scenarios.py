@@ -19,6 +19,7 @@ from relanon.multitable.pipeline import (
     anonymize,
 )
 from relanon.multitable.views import views
+from relanon.present.verdict import privacy_matrix_text
 from relanon.schema.model import load_schema
 
 SCHEMA = load_schema({"relanon": 1, "tables": {
@@ -99,7 +100,7 @@ def test_summary_matrices_have_the_seed_shape():
     assert list(signal.index) == list(signal.columns) == ["patients", "visits"]
     assert not np.isnan(signal.loc["patients", "visits"])  # TO_TOP_ENRICHED Hellinger
     assert not np.isnan(signal.loc["visits", "patients"])  # TO_BOTTOM_PROPAGATED correlations
-    assert "patients" in evaluation.privacy_matrix_text() and "25.0!" in evaluation.privacy_matrix_text()
+    assert "patients" in privacy_matrix_text(evaluation) and "25.0!" in privacy_matrix_text(evaluation)
 
 
 def test_relations_per_link():

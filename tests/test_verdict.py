@@ -14,7 +14,8 @@ from relanon.cli import main
 from relanon.metrics.base import Metric
 from relanon.metrics.failures import failures
 from relanon.metrics.scenarios import evaluate
-from relanon.present.report import privacy_sentences, render_html
+from relanon.present.report import render_html
+from relanon.present.sections import privacy_sentences
 from relanon.present.verdict import failure_text, figure, verdict_text
 from relanon.schema.model import load_schema
 
@@ -70,8 +71,7 @@ def _with_hidden_rate(evaluation, hidden: float, extra: list[Metric]):
     matrix.attrs["headline"] = "hidden_rate"
     passed = evaluation.privacy_passed.copy()
     passed.loc["people", "people"] = all(m.passed is not False for kind, _, m in metrics if kind == "privacy")
-    return dataclasses.replace(evaluation, metrics=metrics, privacy_matrix=matrix, privacy_passed=passed,
-                               original=None, anonymized=None)
+    return dataclasses.replace(evaluation.without_data(), metrics=metrics, privacy_matrix=matrix, privacy_passed=passed)
 
 
 # --------------------------------------------------------------------------- the report's words
@@ -79,7 +79,7 @@ def _with_hidden_rate(evaluation, hidden: float, extra: list[Metric]):
 
 def test_a_passing_release_reads_as_passing(passing):
     assert passing.passed and failures(passing) == []
-    page = render_html(dataclasses.replace(passing, original=None, anonymized=None))
+    page = render_html(passing.without_data())
     assert "Every measure meets its target." in page
     [sentence] = privacy_sentences(passing)
     assert re.fullmatch(r"people: distance to closest \d\.\d{3} alone\.", sentence), sentence
@@ -92,7 +92,7 @@ def test_a_failing_release_names_the_measure_and_its_figures(copied):
     assert [(f.view, f.metric) for f in failed] == [("STANDALONE(people)", "row_direct_match_protection")]
     line = failure_text(failed[0])
     assert line == "people: row direct match protection 0.0 % < 90 % (target)"
-    page = render_html(dataclasses.replace(copied, original=None, anonymized=None))
+    page = render_html(copied.without_data())
     assert _report_failures(page) == [line]
     assert "1 measure misses its target." in html.unescape(page)
     [sentence] = privacy_sentences(copied)
@@ -118,7 +118,7 @@ def test_a_hidden_rate_below_its_target_says_so(passing):
 
 def test_terminal_and_report_list_the_same_failures(copied, passing):
     for evaluation in (copied, _with_hidden_rate(passing, 89.99, [Metric("local_cloaking", 5.0, 5.0, "higher", "")])):
-        page = render_html(dataclasses.replace(evaluation, original=None, anonymized=None))
+        page = render_html(evaluation.without_data())
         terminal = _terminal_failures(verdict_text(evaluation))
         assert terminal and terminal == _report_failures(page)
 

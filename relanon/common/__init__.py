@@ -1,1 +1,4 @@
-"""The bottom layer: errors, atomic outputs, progress, exact comparison. Imports nothing above it."""
+"""The bottom layer: errors, atomic outputs, progress, exact comparison, binning, word options, plain data, version.
+
+Imports nothing above it: every other folder of relanon may use it.
+"""

@@ -40,7 +40,7 @@ _HOMOGENEOUS_KINDS = frozenset(
         "datetime64",
     }
 )
-_CONTAINERS = (list, tuple, dict, set, frozenset, bytearray, np.ndarray, pd.Series, pd.DataFrame, pd.Index)
+CONTAINERS = (list, tuple, dict, set, frozenset, bytearray, np.ndarray, pd.Series, pd.DataFrame, pd.Index)
 _NESTED_ARROW = ("list", "large_list", "fixed_size_list", "struct", "map", "dictionary<values=list")
 
 
@@ -96,7 +96,7 @@ def uncomparable_reason(values: pd.Series | pd.Index) -> str | None:
     present = pd.Series(np.asarray(values, dtype=object))
     present = present[~pd.isna(present)]
     types = present.map(type)
-    containers = types.isin([t for t in pd.unique(types) if issubclass(t, _CONTAINERS)])
+    containers = types.isin([t for t in pd.unique(types) if issubclass(t, CONTAINERS)])
     if containers.any():
         bad = present[containers]
         names = sorted({type(v).__name__ + "s" for v in bad.iloc[:100]})

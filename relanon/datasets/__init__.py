@@ -19,7 +19,8 @@ from relanon.datasets.careers import (
     careers_sizes,
     careers_violations,
 )
-from relanon.datasets.hospital import (
+from relanon.datasets.hospital import DemoSizes, demo_sizes, hospital, hospital_schema
+from relanon.datasets.hospital_world import (
     ADULT_CONSULTS,
     BLOOD_TYPES,
     CHILD_CONSULTS,
@@ -35,10 +36,6 @@ from relanon.datasets.hospital import (
     SMOKER_CONSULTS,
     SPECIALTIES,
     UNIVERSITY_CITIES,
-    DemoSizes,
-    demo_sizes,
-    hospital,
-    hospital_schema,
 )
 
 __all__ = [

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.errors import ParameterError
+from relanon.common.options import Method
 from relanon.schema.model import Schema
 
 FIRST_NAMES = {
@@ -49,7 +50,7 @@ def fit_k_to_sizes(schema: Schema, database: dict[str, pd.DataFrame]) -> Schema:
     tables = {}
     for table in schema:
         n_rows, k = len(database[table.name]), table.anonymize.k_or_default
-        if table.anonymize.method == "avatar" and k is not None and k >= n_rows:
+        if table.anonymize.method == Method.AVATAR and k is not None and k >= n_rows:
             table = dataclasses.replace(table, anonymize=dataclasses.replace(table.anonymize, k=max(2, n_rows - 1)))
         tables[table.name] = table
     return schema.with_tables(tables)

@@ -267,8 +267,8 @@ def numeric_statistics(series: pd.Series, kind: str, weight: float, *, table: st
         mean, std, fill = float(observed.mean()), float(observed.std()), float(np.median(observed))
     else:
         mean, std, fill = 0.0, 0.0, 0.0
-    step = _time_step(series) if kind == "datetime" else None
-    decimals = _decimals(observed) if kind == "continuous" else None
+    step = time_step(series) if kind == "datetime" else None
+    decimals = decimals_needed(observed) if kind == "continuous" else None
     distinct = np.unique(observed)
     return NumericStatistics(
         name=series.name, kind=kind, weight=weight, mean=mean, std=std, fill=fill,
@@ -300,12 +300,12 @@ def small_support(n_distinct: int, n_present: int) -> bool:
 MAX_DECIMALS = 6
 
 
-def _decimals(observed: np.ndarray) -> int | None:
+def decimals_needed(observed: np.ndarray) -> int | None:
     """The fewest decimals (0 to MAX_DECIMALS) that write every value exactly, or None.
 
     Examples
     --------
-    >>> _decimals(np.array([12.5, 3.25, 7.0])), _decimals(np.array([1 / 3, 0.1 + 0.2])), _decimals(np.array([]))
+    >>> decimals_needed(np.array([12.5, 3.25, 7.0])), decimals_needed(np.array([1 / 3, 0.1 + 0.2])), decimals_needed(np.array([]))
     (2, None, None)
     """
     if not observed.size:
@@ -319,7 +319,7 @@ def _decimals(observed: np.ndarray) -> int | None:
 
 def categorical_statistics(series: pd.Series, kind: str, weight: float) -> CategoricalStatistics:
     """Freeze the modalities of ``series`` and their shares (missing is a modality of its own)."""
-    codes, categories = _factorize(series)
+    codes, categories = factorize(series)
     counts = np.bincount(codes[codes >= 0], minlength=len(categories)).astype(np.float64)
     n_missing = int((codes < 0).sum())
     if n_missing:
@@ -330,7 +330,7 @@ def categorical_statistics(series: pd.Series, kind: str, weight: float) -> Categ
     )
 
 
-def _factorize(series: pd.Series):
+def factorize(series: pd.Series):
     try:
         return pd.factorize(series, sort=True)
     except TypeError:  # values that cannot be ordered: keep their order of appearance
@@ -406,7 +406,7 @@ def _time_unit(dtype) -> str:
     return unit if unit is not None else np.datetime_data(dtype)[0]
 
 
-def _time_step(series: pd.Series) -> float | None:
+def time_step(series: pd.Series) -> float | None:
     """The coarsest step (seconds) among day, hour, ... dividing every value, or None if all missing."""
     ticks = series.array.asi8[series.notna().to_numpy()]
     if ticks.size == 0:

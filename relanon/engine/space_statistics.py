@@ -41,9 +41,9 @@ from relanon.engine.factor_space import (
     CategoricalStatistics,
     FactorSpace,
     NumericStatistics,
-    _decimals,
-    _factorize,
-    _time_step,
+    decimals_needed,
+    factorize,
+    time_step,
     column_types,
     max_auto_axes,
     numeric_values,
@@ -135,7 +135,7 @@ def _numeric_summary(series: pd.Series, kind: str, weight: float, cap: int, tabl
     if observed.size:
         mean = float(observed.mean())
         m2 = float(np.sum((observed - mean) ** 2))
-        decimals = _decimals(observed) if kind == "continuous" else _NO_VALUE
+        decimals = decimals_needed(observed) if kind == "continuous" else _NO_VALUE
         decimals = _NO_FIT if decimals is None else decimals
     else:
         mean, m2, decimals = 0.0, 0.0, _NO_VALUE
@@ -143,7 +143,7 @@ def _numeric_summary(series: pd.Series, kind: str, weight: float, cap: int, tabl
         name=series.name, kind=kind, weight=weight, dtype=series.dtype, rows=len(series), present=int(observed.size),
         mean=mean, m2=m2, low=float(distinct[0]) if distinct.size else np.nan,
         high=float(distinct[-1]) if distinct.size else np.nan, decimals=decimals,
-        step=_time_step(series) if kind == "datetime" else None,
+        step=time_step(series) if kind == "datetime" else None,
         values=distinct if distinct.size <= cap else None, counts=counts.astype(np.int64) if distinct.size <= cap else None,
     )
 
@@ -240,7 +240,7 @@ def finish_statistics(summaries: dict, medians: dict | None = None) -> dict:
 
 def _categorical_statistics(summary: CategoricalSummary) -> CategoricalStatistics:
     # the order of the whole column's factorization: sorted, or of first appearance when unsortable
-    codes, categories = _factorize(summary.values)
+    codes, categories = factorize(summary.values)
     counts = np.zeros(len(categories), dtype=np.float64)
     np.add.at(counts, codes, summary.counts)
     if summary.missing:

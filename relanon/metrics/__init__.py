@@ -5,6 +5,8 @@ measure a single table; the individual metric functions are exposed for the mult
 """
 
 from relanon.metrics.base import HIGHER, LOWER, TARGETS, Metric, metrics_frame
+from relanon.metrics.evaluation import EvaluatedData, Evaluation
+from relanon.metrics.failures import Failure, failures
 from relanon.metrics.privacy import (
     closer_avatar_counts,
     closest_distances_ratio,
@@ -28,12 +30,16 @@ __all__ = [
     "HIGHER",
     "LOWER",
     "TARGETS",
+    "EvaluatedData",
+    "Evaluation",
+    "Failure",
     "Metric",
     "closer_avatar_counts",
     "closest_distances_ratio",
     "column_direct_match_protection",
     "correlation_difference_ratio",
     "distance_to_closest",
+    "failures",
     "hellinger_distance",
     "hellinger_distances",
     "hidden_rate",

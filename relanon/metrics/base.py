@@ -8,13 +8,17 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-HIGHER = "higher"
-LOWER = "lower"
+from relanon.common.options import Direction, check_option
+
+HIGHER, LOWER = Direction.HIGHER.value, Direction.LOWER.value
 
 # Default targets (DESIGN section 4; the inference targets are those of the avatar method's authors).
 # The distances to the closest originals have no fixed target: a fixed one (0.2, 0.3) failed on every
 # real table tried, since avatars live where originals are dense. `relanon assess` gives them one
 # relative to people held out of the data (relanon.metrics.attacks.distances).
+REFERENTIAL_INTEGRITY_TARGET = 100.0
+"""Share (%) of anonymized foreign keys that must point to an existing parent: all of them."""
+
 TARGETS = {
     "hidden_rate": 90.0,
     "local_cloaking": 5.0,
@@ -72,8 +76,7 @@ class Metric:
     margin: float | None = None
 
     def __post_init__(self):
-        if self.direction not in (HIGHER, LOWER):
-            raise ValueError(f"direction must be {HIGHER!r} or {LOWER!r}, got {self.direction!r}")
+        object.__setattr__(self, "direction", check_option(self.direction, Direction, "direction"))  # a plain str
 
     @property
     def passed(self) -> bool | None:

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from relanon.metrics.base import HIGHER
+from relanon.metrics.base import HIGHER, REFERENTIAL_INTEGRITY_TARGET
 from relanon.metrics.noise_floor import quadrature_margin
 from relanon.metrics.scenarios import TARGETS, similarity_passed
 
@@ -103,9 +103,9 @@ def _link_failures(relations: pd.DataFrame) -> list[Failure]:
         if not similarity_passed(similarity, floor):
             found.append(Failure("link", view, row.child, row.parent, "children_per_parent", similarity, target, HIGHER,
                                  _similarity_bound(floor, target), None if math.isnan(floor) else floor))
-        if float(row.referential_integrity) < 100.0:
+        if float(row.referential_integrity) < REFERENTIAL_INTEGRITY_TARGET:
             found.append(Failure("link", view, row.child, row.parent, "referential_integrity",
-                                 float(row.referential_integrity), 100.0, HIGHER))
+                                 float(row.referential_integrity), REFERENTIAL_INTEGRITY_TARGET, HIGHER))
     return found
 
 

@@ -20,15 +20,15 @@ without it the other metrics are computed and the evaluation says which are miss
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from relanon.common.options import Method
 from relanon.common.progress import as_progress
-from relanon.metrics.base import HIGHER, TARGETS, Metric
+from relanon.metrics.base import HIGHER, REFERENTIAL_INTEGRITY_TARGET, TARGETS, Metric
+from relanon.metrics.evaluation import PRIVACY_HEADLINES, EvaluatedData, Evaluation
 from relanon.metrics.links import LINK_FIDELITY_TARGET, link_fidelity
 from relanon.metrics.noise_floor import noise_floor, quadrature_margin
 from relanon.metrics.privacy import DEFAULT_SAMPLE_SIZE, privacy
@@ -41,105 +41,9 @@ METRICS_SEED = 0
 """Seed of the metrics' samples and noise-floor halves when none is given: the same release gets the
 same figures from ``relanon anonymize``, ``demo``, ``evaluate`` and ``report``."""
 
-PRIVACY_HEADLINES = ("hidden_rate", "distance_to_closest")  # the second when the pairing is unknown
 PAIRING_METRICS = ("hidden_rate", "local_cloaking")
-TARGETS = {**TARGETS, "children_per_parent": 0.9, "referential_integrity": 99.999,
+TARGETS = {**TARGETS, "children_per_parent": 0.9, "referential_integrity": REFERENTIAL_INTEGRITY_TARGET,
            "link_fidelity": LINK_FIDELITY_TARGET}
-
-
-@dataclass
-class Evaluation:
-    """Every metric of a release, per table and scenario, and the summary matrices.
-
-    Attributes
-    ----------
-    details : DataFrame
-        One row per (kind, table, scenario, reference) with one column per metric.
-    metrics : list of (kind, View name, Metric)
-        The metric objects behind ``details`` (targets, directions, descriptions, breakdowns).
-    relations : DataFrame
-        One row per link: children-per-parent distribution and referential integrity.
-    privacy_matrix, privacy_passed : DataFrame
-        Rows: individual tables; columns: all tables. The cell holds the hidden rate (%) of the
-        scenario pairing the two tables (diagonal: STANDALONE); ``privacy_passed`` tells whether
-        every privacy metric of that scenario meets its target.
-    signal_matrix, signal_passed : DataFrame
-        Rows and columns: tables. Diagonal: Hellinger mean of the table; (parent, child):
-        Hellinger mean of TO_TOP_ENRICHED(parent, child); (child, parent): link fidelity of
-        TO_BOTTOM_PROPAGATED(child, parent) (higher is better; passes above its target or within
-        its noise floor).
-    targets : dict
-        Metric name -> target.
-    notes : list of str
-        What could not be computed and why.
-    links : list
-        How each link was matched (when the run's result was given).
-    sensitive_choices : list of str
-        Choices of the run that weaken privacy.
-    """
-
-    details: pd.DataFrame
-    metrics: list
-    relations: pd.DataFrame
-    privacy_matrix: pd.DataFrame
-    privacy_passed: pd.DataFrame
-    signal_matrix: pd.DataFrame
-    signal_passed: pd.DataFrame
-    targets: dict
-    notes: list[str] = field(default_factory=list)
-    links: list = field(default_factory=list)
-    sensitive_choices: list[str] = field(default_factory=list)
-    descriptions: dict = field(default_factory=dict)
-    schema: Schema | None = field(default=None, repr=False)
-    original: dict | None = field(default=None, repr=False)  # in memory only, for the report's pictures
-    anonymized: dict | None = field(default=None, repr=False)
-
-    @property
-    def passed(self) -> bool:
-        """True when every metric with a target meets it."""
-        return all(m.passed is not False for _, _, m in self.metrics) and bool(
-            self.relations.get("passed", pd.Series(dtype=bool)).all()
-        )
-
-    @property
-    def privacy_headline(self) -> str:
-        """The metric in the privacy matrix: the hidden rate, or the DCR when the pairing is unknown."""
-        return self.privacy_matrix.attrs.get("headline", PRIVACY_HEADLINES[0])
-
-    def privacy_matrix_text(self) -> str:
-        """The privacy summary matrix as text, failing cells marked with ``!``."""
-        title = "hidden rate %" if self.privacy_headline == "hidden_rate" else "distance to closest"
-        return _matrix_text(
-            f"privacy ({title}; ! = a privacy metric of the scenario misses its target)",
-            self.privacy_matrix, self.privacy_passed, "{:.1f}" if self.privacy_headline == "hidden_rate" else "{:.3f}",
-        )
-
-    def signal_matrix_text(self) -> str:
-        return _matrix_text(
-            "signal (diagonal and parent->child: Hellinger mean, lower is better; child->parent: link fidelity, "
-            "1 = as in the original; ! = a signal metric misses its target)",
-            self.signal_matrix, self.signal_passed, "{:.3g}",
-        )
-
-    def to_dict(self) -> dict:
-        """Plain, JSON-ready data."""
-        return _clean({
-            "targets": self.targets,
-            "notes": self.notes,
-            "sensitive_choices": self.sensitive_choices,
-            "links": [_link_dict(link) for link in self.links],
-            "privacy_matrix": _matrix_dict(self.privacy_matrix),
-            "privacy_passed": _matrix_dict(self.privacy_passed),
-            "signal_matrix": _matrix_dict(self.signal_matrix),
-            "signal_passed": _matrix_dict(self.signal_passed),
-            "metrics": [
-                {"kind": kind, "view": view, **metric.to_dict()} for kind, view, metric in self.metrics
-            ],
-            "relations": self.relations.to_dict("records"),
-        })
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, default=str) + "\n"
 
 
 def evaluate(schema: Schema, original, anonymized, result=None, *, sample_size: int | None = None,
@@ -222,8 +126,7 @@ def evaluate(schema: Schema, original, anonymized, result=None, *, sample_size: 
         sensitive_choices=list(result.sensitive_choices) if result is not None else [],
         descriptions={**descriptions, **RELATION_DESCRIPTIONS},
         schema=schema,
-        original=original,
-        anonymized=anonymized,
+        data=EvaluatedData(original, anonymized),
     )
 
 
@@ -243,9 +146,9 @@ def _method_notes(schema: Schema) -> list[str]:
     notes = []
     for table in schema:
         method = table.anonymize.method
-        if method == "keep":
+        if method == Method.KEEP:
             notes.append(f"{table.name} is released unchanged (method keep): its privacy metrics describe no protection")
-        elif method in ("anatomize", "bucketize"):
+        elif method in (Method.ANATOMIZE, Method.BUCKETIZE):
             notes.append(
                 f"{table.name} is released with its original records ({method}): it protects the link between "
                 f"them and {', '.join(table.anonymize.sensitive)}, not the records; read its l-diversity in "
@@ -357,7 +260,7 @@ def _relations(schema: Schema, original, anonymized, result, records=()) -> pd.D
     if len(frame):
         similar = [similarity_passed(value, floor) for value, floor in
                    zip(frame["children_per_parent"], frame["children_per_parent_floor"], strict=True)]
-        frame["passed"] = (frame["referential_integrity"] >= 100.0) & np.array(similar, dtype=bool)
+        frame["passed"] = (frame["referential_integrity"] >= REFERENTIAL_INTEGRITY_TARGET) & np.array(similar, dtype=bool)
     return frame
 
 
@@ -472,46 +375,3 @@ def _signal_matrix(schema: Schema, records):
         if worse:
             values.loc[cell] = metric.value
     return values, passed
-
-
-def _matrix_text(title: str, values: pd.DataFrame, passed: pd.DataFrame, fmt: str) -> str:
-    width = max([len(str(c)) for c in values.columns] + [8]) + 2
-    label = max([len(str(i)) for i in values.index] + [5]) + 2
-    lines = [title, " " * label + "".join(f"{c:>{width}}" for c in values.columns)]
-    for row in values.index:
-        cells = []
-        for column in values.columns:
-            value = values.loc[row, column]
-            if pd.isna(value):
-                cells.append(f"{'.':>{width}}")
-            else:
-                flag = passed.loc[row, column]
-                mark = "!" if not pd.isna(flag) and not bool(flag) else " "
-                cells.append(f"{fmt.format(value) + mark:>{width}}")
-        lines.append(f"{row:<{label}}" + "".join(cells))
-    return "\n".join(lines)
-
-
-def _matrix_dict(frame: pd.DataFrame) -> dict:
-    return {
-        str(row): {str(c): (None if pd.isna(v) else (bool(v) if isinstance(v, bool | np.bool_) else v))
-                   for c, v in frame.loc[row].items()}
-        for row in frame.index
-    }
-
-
-def _link_dict(link) -> dict:
-    return {name: getattr(link, name) for name in ("parent", "child", "column", "method", "n_children", "n_linked")}
-
-
-def _clean(value):
-    """JSON-safe values: NaN -> None, numpy scalars -> Python."""
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value

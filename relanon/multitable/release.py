@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from relanon.common.options import Method
+from relanon.common.version import __version__
 from relanon.schema.model import Schema, dump_schema
 from relanon.schema.shapes import companion_name
 from relanon.stores.io import RELEASE_FILES, write_database
@@ -29,8 +31,6 @@ def release_schema(result) -> Schema:
 
 def release_notes(result) -> dict:
     """How the release was made, as plain data (no seed, no original value, no timestamp)."""
-    from relanon import __version__
-
     tables = {}
     for name, release in result.releases.items():
         entry = {"method": release.method, "rows": len(release.frame)}
@@ -83,7 +83,7 @@ def write_release(result, location, *, format=None, inputs=(), overwrite: bool =
     """
     schema = release_schema(result)
     # a companion table (anatomization) is stored under its table's source name + "_sensitive"
-    sources = {companion_name(t): f"{t.source_name}_sensitive" for t in schema if t.anonymize.method == "anatomize"}
+    sources = {companion_name(t): f"{t.source_name}_sensitive" for t in schema if t.anonymize.method == Method.ANATOMIZE}
     tables = {sources.get(name, name): frame for name, frame in result.tables.items()}
     return write_database(tables, location, schema, format=format, inputs=inputs, files=release_files(result),
                           overwrite=overwrite)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 import re
 
+import pandas as pd
+
 from relanon.metrics.base import HIGHER
 from relanon.metrics.failures import Failure, failures
 
@@ -43,7 +45,7 @@ def verdict_text(evaluation, report=None) -> str:
     >>> print(verdict_text(evaluate(schema, people, people, progress=False)).splitlines()[-2:])
     ['1 measure misses its target:', '  people: row direct match protection 0.0 % < 90 % (target)']
     """
-    lines = [evaluation.privacy_matrix_text(), "", evaluation.signal_matrix_text(), "", *failure_lines(evaluation)]
+    lines = [privacy_matrix_text(evaluation), "", signal_matrix_text(evaluation), "", *failure_lines(evaluation)]
     if report is not None:
         lines.append(f"report: {report}")
     return "\n".join(lines)
@@ -139,3 +141,40 @@ def _fixed(value: float, decimals: int) -> str:
 
 def _decimals(text: str) -> int:
     return len(text.split(".")[1]) if "." in text and "e" not in text else 0
+
+
+def privacy_matrix_text(evaluation) -> str:
+    """The privacy summary matrix as text, failing cells marked with ``!``."""
+    headline = evaluation.privacy_headline
+    title = "hidden rate %" if headline == "hidden_rate" else "distance to closest"
+    return _matrix_text(
+        f"privacy ({title}; ! = a privacy metric of the scenario misses its target)",
+        evaluation.privacy_matrix, evaluation.privacy_passed, "{:.1f}" if headline == "hidden_rate" else "{:.3f}",
+    )
+
+
+def signal_matrix_text(evaluation) -> str:
+    """The signal summary matrix as text, failing cells marked with ``!``."""
+    return _matrix_text(
+        "signal (diagonal and parent->child: Hellinger mean, lower is better; child->parent: link fidelity, "
+        "1 = as in the original; ! = a signal metric misses its target)",
+        evaluation.signal_matrix, evaluation.signal_passed, "{:.3g}",
+    )
+
+
+def _matrix_text(title: str, values: pd.DataFrame, passed: pd.DataFrame, fmt: str) -> str:
+    width = max([len(str(c)) for c in values.columns] + [8]) + 2
+    label = max([len(str(i)) for i in values.index] + [5]) + 2
+    lines = [title, " " * label + "".join(f"{c:>{width}}" for c in values.columns)]
+    for row in values.index:
+        cells = []
+        for column in values.columns:
+            value = values.loc[row, column]
+            if pd.isna(value):
+                cells.append(f"{'.':>{width}}")
+            else:
+                flag = passed.loc[row, column]
+                mark = "!" if not pd.isna(flag) and not bool(flag) else " "
+                cells.append(f"{fmt.format(value) + mark:>{width}}")
+        lines.append(f"{row:<{label}}" + "".join(cells))
+    return "\n".join(lines)

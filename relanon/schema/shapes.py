@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from relanon.common.options import Method
 from relanon.schema.model import Column, Table
 
 GROUP_COLUMN = "group_id"
@@ -32,12 +33,12 @@ def released_table(table):
     bucket id. Other tables are returned unchanged.
     """
     method = table.anonymize.method
-    if method == "anatomize":
+    if method == Method.ANATOMIZE:
         sensitive = table.anonymize.sensitive[0]
         columns = tuple(c for c in table.columns if c.name != sensitive)
         return replace(table, columns=(Column(GROUP_COLUMN, "categorical"), *columns),
                        sensitive=tuple(s for s in table.sensitive if s != sensitive))
-    if method == "bucketize":
+    if method == Method.BUCKETIZE:
         return replace(table, columns=(*table.columns, Column(BUCKET_COLUMN, "categorical")))
     return table
 
@@ -59,8 +60,8 @@ def companion_table(table):
 def looks_released(table, frame) -> bool:
     """Whether ``frame`` has the shape that ``table``'s de-associative method releases."""
     method = table.anonymize.method
-    if method == "anatomize":
+    if method == Method.ANATOMIZE:
         return GROUP_COLUMN in frame.columns and table.anonymize.sensitive[0] not in frame.columns
-    if method == "bucketize":
+    if method == Method.BUCKETIZE:
         return BUCKET_COLUMN in frame.columns
     return False

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from relanon.common.plain import matrix_dict, plain
 from relanon.common.progress import as_progress
 from relanon.metrics.attacks.coding import code_frames, nearest
 from relanon.metrics.attacks.distances import CLOSER_TARGET, reference_distances
@@ -45,7 +46,8 @@ from relanon.metrics.attacks.singling_out import (
     positive_integer,
     singling_out_coded,
 )
-from relanon.metrics.scenarios import Evaluation, evaluate
+from relanon.metrics.evaluation import Evaluation
+from relanon.metrics.scenarios import evaluate
 from relanon.multitable.pipeline import anonymize
 from relanon.multitable.views import TO_TOP_ENRICHED, View, views
 from relanon.schema.model import Schema
@@ -103,15 +105,15 @@ class Assessment:
 
     def to_dict(self) -> dict:
         """Plain, JSON-ready data."""
-        return _clean({
+        return plain({
             "holdout": self.holdout,
             "risk_target": RISK_TARGET,
             "passed": self.passed,
             "sizes": {t: {"training": s[0], "control": s[1]} for t, s in self.sizes.items()},
             "notes": self.notes,
-            "risk_matrix": _matrix_dict(self.risk_matrix),
-            "risk_upper": _matrix_dict(self.risk_upper),
-            "risk_passed": _matrix_dict(self.risk_passed),
+            "risk_matrix": matrix_dict(self.risk_matrix),
+            "risk_upper": matrix_dict(self.risk_upper),
+            "risk_passed": matrix_dict(self.risk_passed),
             "attacks": [a.to_dict() for a in self.attacks],
             "distances": [{"view": view, **metric.to_dict()} for view, metric in self.distances],
         })
@@ -332,20 +334,3 @@ def _stream(seed: int, label: str) -> int:
     """An independent seed for one part of the assessment, derived from the run's seed and a label."""
     sequence = np.random.SeedSequence(seed, spawn_key=(zlib.crc32(label.encode("utf-8")),))
     return int(sequence.generate_state(1, np.uint64)[0])
-
-
-def _matrix_dict(frame: pd.DataFrame) -> dict:
-    return {str(row): {str(c): (None if pd.isna(v) else (bool(v) if isinstance(v, bool | np.bool_) else float(v)))
-                       for c, v in frame.loc[row].items()} for row in frame.index}
-
-
-def _clean(value):
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.errors import ParameterError
+from relanon.common.options import check_option
 from relanon.metrics.attacks.coding import CodedFrames, code_frames
 from relanon.metrics.attacks.confidence import CONFIDENCE, success_rate
 from relanon.metrics.attacks.results import SINGLING_OUT, AttackResult, attack_result
@@ -95,8 +96,7 @@ def singling_out_coded(coded: CodedFrames, *, mode: str = MULTIVARIATE, n_attack
                        n_columns: int = DEFAULT_COLUMNS, max_attempts: int | None = None, random_state=None,
                        confidence: float = CONFIDENCE) -> AttackResult:
     """:func:`singling_out` on frames already coded (``release``, ``training``, ``control``)."""
-    if mode not in MODES:
-        raise ParameterError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    check_option(mode, MODES, "mode")
     positive_integer(n_attacks, "n_attacks")
     positive_integer(n_columns, "n_columns")
     rng = np.random.default_rng(random_state)

@@ -1,0 +1,223 @@
+"""Propose the keys of a schema from the data: primary keys, then foreign keys between the tables.
+
+Keys the database declares come first (:class:`~relanon.schema.proposal_rules.DeclaredKeys`);
+otherwise a unique, non-null column named like an id is the primary key, and a column named like
+another table's key whose values are all among that table's keys a foreign key.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+
+from relanon.common.errors import format_examples
+from relanon.schema.model import ForeignKey
+from relanon.schema.proposal_rules import (
+    ID_WORDS,
+    WEAK_KEY_WORDS,
+    DeclaredKeys,
+    Note,
+    id_like,
+    key_names_for,
+    name_words,
+    singular,
+    snake_name,
+)
+
+# --------------------------------------------------------------------------- primary keys
+
+
+def declared_primary_key(table: str, frame: pd.DataFrame, declared: DeclaredKeys, notes: list[Note]) -> str | None:
+    columns = tuple(declared.primary_keys.get(table, ()))
+    if len(columns) == 1 and columns[0] in frame.columns:
+        notes.append(Note(table, columns[0], "declared as the primary key in the database", about="primary_key"))
+        return columns[0]
+    if columns:
+        notes.append(Note(table, None, f"the database declares a primary key of several columns "
+                          f"({', '.join(columns)}); relanon needs a single-column key: see below", about="primary_key",
+                          review=True))
+    return None
+
+
+def propose_primary_key(table: str, frame: pd.DataFrame, tables, notes: list[Note]) -> str:
+    own = key_names_for(table)
+    others = set().union(*(key_names_for(t) for t in tables if t != table))
+    ranked = []
+    for position, column in enumerate(frame.columns):
+        snake = snake_name(column)
+        if not _can_be_key(frame[column]):
+            continue
+        if snake in own or snake in ID_WORDS:
+            rank, why = 0, "named after the table" if snake in own else "named like an id"
+        elif id_like(snake) and snake not in others:
+            rank, why = 1, "named like an id"
+        elif id_like(snake):
+            rank, why = 2, "named like the key of another table (a one-to-one extension?)"
+        elif name_words(snake) & set(WEAK_KEY_WORDS):
+            rank, why = 3, "named like a code or a number"
+        elif pd.api.types.is_integer_dtype(frame[column].dtype):
+            rank, why = 4, "whole numbers, though not named like an id"
+        else:
+            rank, why = 5, "text, though not named like an id"
+        ranked.append((rank, position, column, why))
+    if not ranked:
+        entity = singular(snake_name(table)) or "row"
+        names = (f"{entity}_id", f"{entity}_key", "row_id", "relanon_row_id")
+        missing = next(n for n in names if n not in frame.columns)
+        notes.append(
+            Note(
+                table,
+                missing,
+                f"no unique, never-missing column named like an id: add a column {missing!r} numbering the "
+                "rows (1, 2, 3...) to the data, or name the real key here",
+                about="primary_key",
+                review=True,
+            )
+        )
+        return missing
+    rank, _, column, why = min(ranked)
+    # unnamed unique columns are only a fallback: in a small table every column may be unique
+    others_found = [c for r, _, c, _ in sorted(ranked)[1:] if r <= 3]
+    message = f"unique and never missing, {why}"
+    if others_found:
+        message += f"; other candidates: {', '.join(others_found)}"
+    notes.append(Note(table, column, message, about="primary_key", review=rank >= 2 or bool(others_found)))
+    return column
+
+
+def _can_be_key(values: pd.Series) -> bool:
+    dtype = values.dtype
+    if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_float_dtype(dtype):
+        return False
+    if not (pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_string_dtype(dtype)):
+        return False
+    return bool(values.notna().all() and values.is_unique)
+
+
+# --------------------------------------------------------------------------- foreign keys
+
+
+def propose_foreign_keys(tables, keys: dict[str, str], notes: list[Note],
+                          declared: DeclaredKeys) -> dict[str, list[ForeignKey]]:
+    """Declared links first, then links whose names match and whose values are included, strongest
+    first, skipping any that would close a cycle (relanon needs parents before children)."""
+    found = _declared_links(tables, keys, notes, declared)
+    taken = {(entry[3], entry[4]) for entry in found}
+    unsure = any(declared.foreign_keys.values())  # guessing beside declared links: a person decides
+    for child, frame in tables.items():
+        for position, column in enumerate(frame.columns):
+            if column == keys[child] or (child, column) in taken:
+                continue
+            match = _best_parent(child, column, frame[column], tables, keys, notes)
+            if match is not None:
+                why = f"{match[2]}; not declared as a foreign key in the database" if unsure else match[2]
+                found.append((match[0], list(tables).index(child), position, child, column, match[1], why, unsure))
+    graph = nx.DiGraph()
+    graph.add_nodes_from(tables)
+    links: dict[str, list[ForeignKey]] = {t: [] for t in tables}
+    for _, _, _, child, column, parent, why, review in sorted(found):
+        if nx.has_path(graph, child, parent):
+            notes.append(
+                Note(
+                    child,
+                    column,
+                    f"{why}, but this link would close a cycle of foreign keys ({parent} -> {child} -> ... -> "
+                    f"{parent}); left out: declare it under foreign_keys and remove another link if it matters",
+                    about="foreign_key",
+                    review=True,
+                )
+            )
+            continue
+        graph.add_edge(parent, child)
+        links[child].append(ForeignKey(column, parent, "linear_sum"))
+        notes.append(Note(child, column, why, about="foreign_key", review=review))
+    order = {t: {c: i for i, c in enumerate(tables[t].columns)} for t in tables}
+    return {t: sorted(fks, key=lambda fk: order[t][fk.column]) for t, fks in links.items()}
+
+
+def _declared_links(tables, keys: dict[str, str], notes: list[Note], declared: DeclaredKeys) -> list[tuple]:
+    """The declared foreign keys relanon can use: one column, to the primary key of a table read."""
+    found = []
+    for child, links in declared.foreign_keys.items():
+        if child not in tables:
+            continue
+        for columns, parent, parent_columns in links:
+            columns, parent_columns = tuple(columns), tuple(parent_columns)
+            where = f"{', '.join(columns)} -> {parent}({', '.join(parent_columns)})"
+            if len(columns) != 1 or parent not in tables or columns[0] not in tables[child].columns:
+                reason = "of several columns" if len(columns) != 1 else "to a table not read"
+                notes.append(Note(child, columns[0] if len(columns) == 1 else None,
+                                  f"the database declares a foreign key {where} {reason}: left out", "foreign_key",
+                                  review=True))
+            elif parent_columns != (keys[parent],):
+                notes.append(Note(child, columns[0], f"the database declares a foreign key {where}, but relanon links "
+                                  f"to the primary key of {parent} ({keys[parent]}): left out", "foreign_key",
+                                  review=True))
+            else:
+                position = list(tables[child].columns).index(columns[0])
+                found.append((-1, list(tables).index(child), position, child, columns[0], parent,
+                              f"declared as a foreign key to {parent}.{keys[parent]} in the database", False))
+    return found
+
+
+def _best_parent(child, column, values: pd.Series, tables, keys, notes):
+    """(strength, parent, why) of the parent this column refers to, or None; near misses noted."""
+    snake = snake_name(column)
+    candidates = []
+    for parent, frame in tables.items():
+        key = keys[parent]
+        if parent == child or key not in frame.columns:
+            continue
+        key_snake = snake_name(key)
+        if snake == key_snake and key_snake not in ID_WORDS:
+            strength, named = 0, f"same name as {parent}.{key}"
+        elif snake in key_names_for(parent):
+            strength, named = 1, f"named after {parent}"
+        elif key_snake not in ID_WORDS and snake.endswith("_" + key_snake):
+            strength, named = 2, f"named like {parent}.{key} with a role prefix"
+        else:
+            continue
+        candidates.append((strength, parent, named))
+    matches = []
+    present = values.dropna()
+    for strength, parent, named in sorted(candidates):
+        if present.empty:
+            notes.append(
+                Note(child, column, f"{named}, but every value is missing: not proposed as a link", "foreign_key", True)
+            )
+            continue
+        orphans = _orphans(present, tables[parent][keys[parent]])
+        if orphans.empty:
+            matches.append((strength, parent, f"{named}; all {len(present):,} values found there"))
+        else:
+            notes.append(
+                Note(
+                    child,
+                    column,
+                    f"{named}, but {len(orphans):,} of {len(present):,} values are not keys of {parent} "
+                    f"(e.g. {format_examples(orphans.unique()[:5])}): not linked; fix or remove the orphans, "
+                    "then declare it under foreign_keys",
+                    about="foreign_key",
+                    review=True,
+                )
+            )
+    return matches[0] if matches else None
+
+
+def _orphans(values: pd.Series, keys: pd.Series) -> pd.Series:
+    """Values not among ``keys``; numbers and text compared as text when their kinds differ."""
+    values, keys = _comparable(values), _comparable(keys)
+    if pd.api.types.is_numeric_dtype(values.dtype) != pd.api.types.is_numeric_dtype(keys.dtype):
+        values, keys = values.astype(str).str.strip(), keys.astype(str).str.strip()
+    return values[~values.isin(keys.unique())]
+
+
+def _comparable(values: pd.Series) -> pd.Series:
+    if pd.api.types.is_float_dtype(values.dtype):
+        whole = values.dropna()
+        if bool((whole == np.round(whole)).all()):
+            return whole.astype("int64")
+    return values
+
+
