@@ -29,7 +29,10 @@ EPILOG = {
     "validate": "example:\n  relanon validate schema.yaml --data data/",
     "demo": "example:\n  relanon demo --out demo_out",
     "init": "example:\n  relanon init --data data/ --out schema.yaml",
-    "anonymize": "example:\n  relanon anonymize schema.yaml --data data/ --out released/ --seed 7",
+    "anonymize": "example:\n  relanon anonymize schema.yaml --data data/ --out released/ --seed 7\n"
+                 "on a Dask cluster, over partitioned Parquet:\n"
+                 "  relanon anonymize schema.yaml --data parts/ --out released/ --engine dask --workers 2\n"
+                 "  relanon anonymize schema.yaml --data parts/ --out released/ --engine dask --scheduler tcp://host:8786",
     "evaluate": "example:\n  relanon evaluate schema.yaml --original data/ --anonymized released/ --report review/",
     "report": "example:\n  relanon report schema.yaml --original data/ --anonymized released/ --out review/",
     "audit": "example:\n  relanon audit schema.yaml --data released/ --k 5 --max-risk 0.2 --json audit.json",
@@ -134,6 +137,18 @@ def _parser() -> argparse.ArgumentParser:
     anonymize.add_argument("--sample-size", type=_positive_int, default=None,
                            help="rows sampled per table for the distance metrics")
     anonymize.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
+    engine = anonymize.add_argument_group(
+        "Dask engine", "run on a Dask cluster over partitioned Parquet (pip install 'relanon[dask]'; see the README, "
+                       "'Running on a cluster')")
+    engine.add_argument("--engine", choices=["local", "dask"], default="local",
+                        help="local: one process, the whole database in memory (default); dask: a Dask cluster, "
+                             "tables read and written as directories of Parquet parts")
+    cluster = engine.add_mutually_exclusive_group()
+    cluster.add_argument("--scheduler", help="address of an existing Dask scheduler (tcp://host:8786)")
+    cluster.add_argument("--workers", type=_positive_int, default=None,
+                         help="workers of the local cluster started when no --scheduler is given (default: one per core)")
+    engine.add_argument("--batch-size", type=_positive_int, default=None,
+                        help="rows avatarized together (default 200,000): larger tables are cut into random batches")
     _add_overwrite(anonymize, "what exists at --out and --report (in a SQLite file or a database schema, only the "
                               "release's tables)")
 

@@ -26,7 +26,7 @@ from relanon.cli.steps import (
     write_report_folder,
 )
 from relanon.common.atomic import write_text_atomically
-from relanon.common.errors import ProblemsError
+from relanon.common.errors import ParameterError, ProblemsError
 from relanon.common.options import Method
 from relanon.datasets import hospital
 from relanon.metrics.attacks.assessment import assess
@@ -100,6 +100,12 @@ def run_init(args) -> int:
 
 def run_anonymize(args) -> int:
     check_inputs(args.schema, args.data)
+    if args.engine == "dask":
+        return run_anonymize_on_dask(args)
+    given = [flag for flag, value in (("--scheduler", args.scheduler), ("--workers", args.workers),
+                                      ("--batch-size", args.batch_size)) if value is not None]
+    if given:
+        raise ParameterError(f"{', '.join(given)} only apply with --engine dask; add --engine dask, or leave them out")
     inputs = [args.data, args.schema]
     out_format = output_format(args.out, args.out_format, like=args.format or detect_format(args.data))
     release = output_for_database(args.out, out_format, what="the release", flag="--out", overwrite=args.overwrite)
@@ -123,6 +129,34 @@ def run_anonymize(args) -> int:
         with progress.step("write the report"):
             report = write_report_folder(evaluation, report_dir, inputs + [args.out], args.overwrite, files)
         print(verdict_line(evaluation, report))
+    finish_run(progress)
+    return EXIT_OK
+
+
+def run_anonymize_on_dask(args) -> int:
+    """``anonymize --engine dask``: partitioned Parquet in and out, on a Dask cluster; no report (it would
+    need both databases in the memory of one machine)."""
+    from relanon.distributed import anonymize_dataset  # optional heavy dependency: only for --engine dask
+
+    wrong = [flag for flag, value in (("--format", args.format), ("--out-format", args.out_format))
+             if value not in (None, "parquet")]
+    if wrong:
+        raise ParameterError(f"{', '.join(wrong)}: the Dask engine reads and writes partitioned Parquet only (one "
+                             "directory of Parquet files per table); convert the database with relanon's local engine or "
+                             "with Dask first")
+    if "://" in str(args.out) or "://" in str(args.data):
+        raise ParameterError("the Dask engine reads and writes folders of partitioned Parquet, not database URLs; "
+                             "use the local engine (leave out --engine dask) for a database server")
+    progress = progress_for(args)
+    schema = load_schema(Path(args.schema))
+    result = anonymize_dataset(schema, args.data, args.out, scheduler=args.scheduler, workers=args.workers,
+                               batch_size=args.batch_size, random_state=args.seed, progress=progress,
+                               overwrite=args.overwrite)
+    print(f"anonymized database written to {args.out} ({sum(result.tables.values()):,} rows in "
+          f"{len(result.tables)} tables, batches of at most {result.batch_size:,} rows)")
+    if not args.no_report:
+        print("no report with --engine dask (it compares both databases in the memory of one machine); to measure "
+              "a sample: relanon evaluate on a sampled copy of both databases")
     finish_run(progress)
     return EXIT_OK
 

@@ -61,7 +61,7 @@ class AvatarResult(_Avatars):
 
 
 def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | str | None = None, weights=None,
-              random_state=None, name: str = "table", drawn=()) -> AvatarResult:
+              random_state=None, name: str = "table", drawn=(), space: FactorSpace | None = None) -> AvatarResult:
     """Replace every record of ``table`` by an avatar (Guillaudeux et al., 2023).
 
     1. The columns are projected in a :class:`~relanon.engine.factor_space.FactorSpace` fitted on the table
@@ -100,6 +100,11 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
         categoricals, instead of the weighted mean: the column keeps its distribution (its tails
         included). The multi-table run uses it for the number of children of each row, whose
         distribution the ``linear_sum`` link is meant to keep.
+    space : FactorSpace, optional
+        A space already fitted on the whole table, of which ``table`` is a batch of rows (the batch
+        engine, :mod:`relanon.engine.batches`, fits it once from all the partitions): the rows are
+        projected in it, and neighbours searched among them, instead of fitting a space on ``table``.
+        Its column statistics (ranges, small sets of values) then hold for the avatars too.
 
     Returns
     -------
@@ -132,8 +137,11 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     space_rng, weight_rng, draw_rng, shuffle_rng = np.random.default_rng(random_state).spawn(4)
 
     logger.info("avatarizing table %r: %d rows, %d columns, k=%d", name, n, len(types), k)
-    space = FactorSpace(types, n_components=ncp, weights=column_weights, random_state=space_rng, name=name)
-    coords = space.fit_transform(table)
+    if space is None:
+        space = FactorSpace(types, n_components=ncp, weights=column_weights, random_state=space_rng, name=name)
+        coords = space.fit_transform(table)
+    else:
+        coords = space.transform(table)
     logger.info("table %r: searching %d neighbours in %d axes", name, k, space.n_components_)
     neighbours = pattern_neighbours(coords, missing_pattern(table, types), k)
     weights_ = neighbour_weights(neighbours.distances, weight_rng)

@@ -267,8 +267,8 @@ def numeric_statistics(series: pd.Series, kind: str, weight: float, *, table: st
         mean, std, fill = float(observed.mean()), float(observed.std()), float(np.median(observed))
     else:
         mean, std, fill = 0.0, 0.0, 0.0
-    step = _time_step(series) if kind == "datetime" else None
-    decimals = _decimals(observed) if kind == "continuous" else None
+    step = time_step(series) if kind == "datetime" else None
+    decimals = decimals_needed(observed) if kind == "continuous" else None
     distinct = np.unique(observed)
     return NumericStatistics(
         name=series.name, kind=kind, weight=weight, mean=mean, std=std, fill=fill,
@@ -300,12 +300,12 @@ def small_support(n_distinct: int, n_present: int) -> bool:
 MAX_DECIMALS = 6
 
 
-def _decimals(observed: np.ndarray) -> int | None:
+def decimals_needed(observed: np.ndarray) -> int | None:
     """The fewest decimals (0 to MAX_DECIMALS) that write every value exactly, or None.
 
     Examples
     --------
-    >>> _decimals(np.array([12.5, 3.25, 7.0])), _decimals(np.array([1 / 3, 0.1 + 0.2])), _decimals(np.array([]))
+    >>> decimals_needed(np.array([12.5, 3.25, 7.0])), decimals_needed(np.array([1 / 3, 0.1 + 0.2])), decimals_needed(np.array([]))
     (2, None, None)
     """
     if not observed.size:
@@ -319,7 +319,7 @@ def _decimals(observed: np.ndarray) -> int | None:
 
 def categorical_statistics(series: pd.Series, kind: str, weight: float) -> CategoricalStatistics:
     """Freeze the modalities of ``series`` and their shares (missing is a modality of its own)."""
-    codes, categories = _factorize(series)
+    codes, categories = factorize(series)
     counts = np.bincount(codes[codes >= 0], minlength=len(categories)).astype(np.float64)
     n_missing = int((codes < 0).sum())
     if n_missing:
@@ -330,7 +330,7 @@ def categorical_statistics(series: pd.Series, kind: str, weight: float) -> Categ
     )
 
 
-def _factorize(series: pd.Series):
+def factorize(series: pd.Series):
     try:
         return pd.factorize(series, sort=True)
     except TypeError:  # values that cannot be ordered: keep their order of appearance
@@ -406,7 +406,7 @@ def _time_unit(dtype) -> str:
     return unit if unit is not None else np.datetime_data(dtype)[0]
 
 
-def _time_step(series: pd.Series) -> float | None:
+def time_step(series: pd.Series) -> float | None:
     """The coarsest step (seconds) among day, hour, ... dividing every value, or None if all missing."""
     ticks = series.array.asi8[series.notna().to_numpy()]
     if ticks.size == 0:
@@ -587,33 +587,98 @@ class FactorSpace(BaseEstimator):
             raise ParameterError("this FactorSpace is not fitted yet; call fit(frame) first")
 
     def _fit_and_code(self, frame) -> _Coded:
-        types, weights = column_types(self.columns, self.weights)
-        if not types:
-            raise ParameterError(f"table {self.name!r}: no column to project (all are dropped or none declared)")
+        types, weights, auto = self._declared()
         check_columns_present(frame, types, self.name)
         if len(frame) == 0:
             raise DataError(f"table {self.name!r} is empty", [Problem("a factor space cannot be fitted on zero rows", self.name)])
+        stats = {}
+        for name in (c for c in types if types[c] in NUMERIC_KINDS):
+            stats[name] = numeric_statistics(frame[name], types[name], weights[name], table=self.name)
+        for name in (c for c in types if types[c] in CATEGORICAL_KINDS):
+            stats[name] = categorical_statistics(frame[name], types[name], weights[name])
+        self._freeze(stats)
+        coded = self._code(frame)
+        cap = max_auto_axes(len(frame)) if auto else int(self.n_components)
+        # one eigenvalue beyond the cap tells whether the last axis kept ends a group of equal ones
+        eigenvalues, vectors = self._principal_axes(coded, min(cap + 1, self.n_dims_))
+        total_inertia = float(np.sum(coded.numeric.var(axis=0)) + np.sum(coded.scale**2 * coded.shares * (1 - coded.shares)))
+        self._keep_axes(eigenvalues, vectors, total_inertia, auto, cap)
+        return coded
+
+    @classmethod
+    def from_statistics(cls, columns, statistics, covariance, numeric_variance, *, n_components=None, weights=None,
+                        random_state=None, name="table", rows_searched: int) -> FactorSpace:
+        """A fitted space from statistics reduced over the partitions of a table, without its rows.
+
+        The batch engine (:mod:`relanon.engine.space_statistics`) accumulates, over partitions, what
+        :meth:`fit` computes from the whole table: the column statistics and the covariance of the
+        coded table. The axes are then the same (up to floating-point rounding) as a fit on all rows.
+
+        Parameters
+        ----------
+        statistics : dict
+            Column name -> :class:`NumericStatistics` or :class:`CategoricalStatistics`.
+        covariance : ndarray of shape (width, width)
+            ``Z.T @ Z / n`` of the coded table, in the order of ``feature_names_``.
+        numeric_variance : ndarray
+            Variance of each coded numeric column (they start the coded table).
+        rows_searched : int
+            Rows searched together for neighbours (a batch): ``ncp: auto`` keeps at most
+            :func:`max_auto_axes` of them.
+        """
+        space = cls(columns, n_components=n_components, weights=weights, random_state=random_state, name=name)
+        types, _, auto = space._declared()
+        missing = [c for c in types if c not in statistics]
+        if missing:
+            raise ParameterError(f"table {name!r}: no statistics for column(s) {', '.join(map(repr, missing))}")
+        space._freeze({c: statistics[c] for c in types})
+        covariance = np.asarray(covariance, dtype=np.float64)
+        width = len(space.feature_names_)
+        if covariance.shape != (width, width):
+            raise ParameterError(f"table {name!r}: covariance must have shape {(width, width)}, got {covariance.shape}")
+        cap = max_auto_axes(rows_searched) if auto else int(space.n_components)
+        eigenvalues, vectors = _covariance_axes(covariance, min(cap + 1, space.n_dims_))
+        scale, shares = space._indicator_scale()
+        total_inertia = float(np.sum(numeric_variance) + np.sum(scale**2 * shares * (1 - shares)))
+        space._keep_axes(eigenvalues, vectors, total_inertia, auto, cap)
+        return space
+
+    def _declared(self):
+        """The declared columns, their weights, and whether ``ncp`` is automatic (validated)."""
+        types, weights = column_types(self.columns, self.weights)
+        if not types:
+            raise ParameterError(f"table {self.name!r}: no column to project (all are dropped or none declared)")
         auto = self.n_components is None or (isinstance(self.n_components, str) and self.n_components == AUTO)
         if not auto and (
             isinstance(self.n_components, bool) or not isinstance(self.n_components, int | np.integer) or self.n_components < 1
         ):
             raise ParameterError(f"n_components (ncp) must be a positive integer or 'auto', got {self.n_components!r}")
-        numeric = [c for c in types if types[c] in NUMERIC_KINDS]
-        categorical = [c for c in types if types[c] in CATEGORICAL_KINDS]
-        stats = {}
-        for name in numeric:
-            stats[name] = numeric_statistics(frame[name], types[name], weights[name], table=self.name)
-        for name in categorical:
-            stats[name] = categorical_statistics(frame[name], types[name], weights[name])
+        return types, weights, auto
+
+    def _freeze(self, stats: dict) -> None:
+        """Set the column statistics (numeric columns first, as the coded table orders them)."""
+        numeric = [c for c, s in stats.items() if isinstance(s, NumericStatistics)]
+        categorical = [c for c, s in stats.items() if not isinstance(s, NumericStatistics)]
         self.columns_ = tuple(numeric + categorical)
-        self.statistics_ = stats
+        self.statistics_ = {c: stats[c] for c in self.columns_}
         self.feature_names_ = tuple(self._feature_names())
-        coded = self._code(frame)
-        self.n_dims_ = sum(_informative_dimensions(s) for s in stats.values())
-        cap = max_auto_axes(len(frame)) if auto else int(self.n_components)
-        # one eigenvalue beyond the cap tells whether the last axis kept ends a group of equal ones
-        eigenvalues, vectors = self._principal_axes(coded, min(cap + 1, self.n_dims_))
-        self.total_inertia_ = float(np.sum(coded.numeric.var(axis=0)) + np.sum(coded.scale**2 * coded.shares * (1 - coded.shares)))
+        self.n_dims_ = sum(_informative_dimensions(s) for s in self.statistics_.values())
+
+    def _indicator_scale(self):
+        """FAMD scales and shares of the coded indicator columns (as :func:`_indicator_block` sets them)."""
+        blocks = []
+        for name in self.columns_:
+            stats = self.statistics_[name]
+            if isinstance(stats, NumericStatistics):
+                if stats.has_indicator:
+                    blocks.append((np.zeros(0, dtype=np.int64), stats.shares, stats.weight))
+            else:
+                blocks.append((np.zeros(0, dtype=np.int64), stats.shares, stats.weight))
+        _, shares, scale = _indicator_block(blocks, 0)
+        return scale, shares
+
+    def _keep_axes(self, eigenvalues, vectors, total_inertia: float, auto: bool, cap: int) -> None:
+        self.total_inertia_ = total_inertia
         if auto:
             kept = auto_axes(eigenvalues, self.total_inertia_, cap=cap, complete=len(eigenvalues) >= self.n_dims_)
         else:
@@ -629,7 +694,6 @@ class FactorSpace(BaseEstimator):
         self.components_ = vectors.T
         self.n_components_ = len(eigenvalues)
         self.n_features_in_ = len(self.columns_)
-        return coded
 
     def _feature_names(self):
         for name in self.columns_:
@@ -670,16 +734,11 @@ class FactorSpace(BaseEstimator):
         if wanted == 0:
             return np.zeros(0), np.zeros((width, 0))
         if width <= DENSE_LIMIT or wanted >= width // 2:
-            # the whole decomposition: LAPACK's subset drivers may return nothing when the subset
-            # boundary falls inside a large group of equal eigenvalues (an unrelated many-level column)
-            eigenvalues, vectors = scipy.linalg.eigh(coded.covariance())
-            eigenvalues, vectors = eigenvalues[::-1][:wanted], vectors[:, ::-1][:, :wanted]
-        else:
-            # no seed given: a fixed start vector all the same, so that the same data give the same axes
-            seed = 0 if self.random_state is None else self.random_state
-            eigenvalues, vectors = _lanczos(coded, wanted, np.random.default_rng(seed))
-        keep = eigenvalues > _RANK_TOL * max(float(eigenvalues[0]), 1.0)
-        return eigenvalues[keep], _fix_signs(vectors[:, keep])
+            return _covariance_axes(coded.covariance(), wanted)
+        # no seed given: a fixed start vector all the same, so that the same data give the same axes
+        seed = 0 if self.random_state is None else self.random_state
+        eigenvalues, vectors = _lanczos(coded, wanted, np.random.default_rng(seed))
+        return _kept_axes(eigenvalues, vectors)
 
     def _winning_modality(self, coords, offset, shares, weight) -> np.ndarray:
         width = len(shares)
@@ -687,6 +746,22 @@ class FactorSpace(BaseEstimator):
         with np.errstate(divide="ignore", invalid="ignore"):
             indicators = z * np.sqrt(shares) / np.sqrt(weight) + shares
         return np.argmax(indicators, axis=1) if width else np.full(len(coords), -1)
+
+
+def _covariance_axes(covariance: np.ndarray, wanted: int):
+    """The ``wanted`` leading eigenpairs of a coded covariance matrix, signs fixed."""
+    width = covariance.shape[0]
+    if wanted == 0:
+        return np.zeros(0), np.zeros((width, 0))
+    # the whole decomposition: LAPACK's subset drivers may return nothing when the subset
+    # boundary falls inside a large group of equal eigenvalues (an unrelated many-level column)
+    eigenvalues, vectors = scipy.linalg.eigh(covariance)
+    return _kept_axes(eigenvalues[::-1][:wanted], vectors[:, ::-1][:, :wanted])
+
+
+def _kept_axes(eigenvalues, vectors):
+    keep = eigenvalues > _RANK_TOL * max(float(eigenvalues[0]), 1.0)
+    return eigenvalues[keep], _fix_signs(vectors[:, keep])
 
 
 def max_auto_axes(n_rows: int) -> int:

@@ -557,3 +557,44 @@ def _workers(n_jobs) -> int:
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0 or n_jobs < -1:
         raise ParameterError(f"n_jobs must be a positive integer, -1 or None, got {n_jobs!r}")
     return min(int(n_jobs), cores)
+
+
+def repair_assignment(child_coords, slot_coords, slot, *, passes: int, block_size: int | None = None,
+                      random_state=None, n_jobs=None) -> np.ndarray:
+    """Improve an assignment of children to slots by exact re-solves along rotated cuts.
+
+    The repair passes of :func:`match_linear_sum`, from a given assignment: each pass regroups the
+    children along a randomly rotated cut (groups of ``block_size``, default 500) and re-solves each
+    group exactly with the slots its members hold, which never raises the total distance. The Dask
+    engine repairs the borders between its blocks this way.
+
+    Parameters
+    ----------
+    child_coords, slot_coords : array-like, shape (n, d)
+        The children, and the slots (a parent repeated once per child it receives).
+    slot : array-like of int, shape (n,)
+        The slot of each child (a permutation of 0..n-1).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The new slot of each child.
+
+    Examples
+    --------
+    >>> repair_assignment([[0.0], [5.0]], [[5.0], [0.0]], [0, 1], passes=1, random_state=0).tolist()
+    [1, 0]
+    """
+    children, slots = _coordinates(child_coords, slot_coords)
+    slot = _as_int_vector(slot, "slot").copy()
+    if slot.shape != (len(children),) or len(slots) != len(children) or not np.array_equal(np.sort(slot), np.arange(len(slot))):
+        raise ParameterError("slot must give each child a distinct slot: a permutation of 0 .. number of children - 1")
+    rng = _generator(random_state)
+    size = _optional_count(block_size, "block_size", minimum=2) or _BLOCK_SIZE[len(children) > _LARGE]
+    workers = _workers(n_jobs)
+    for _ in range(_as_count(passes, "passes")):
+        rotation = _random_rotation(children.shape[1], rng)
+        groups = _balanced_blocks(children, max_size=size, rotation=rotation)
+        _solve_groups(children, slots, groups, [slot[members] for members in groups], slot, workers)
+    return slot
+

@@ -147,10 +147,10 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
     """
     report = as_progress(progress)
     original = check_database(schema, database)
-    problems = _size_problems(schema, original)
+    problems = size_problems(schema, original)
     if problems:
         raise DataError("some tables cannot be anonymized as declared", problems)
-    seeds = _table_seeds(schema, schema.seed if random_state is None else random_state)
+    seeds = table_seeds(schema, schema.seed if random_state is None else random_state)
     releases: dict[str, TableRelease] = {}
     link_reports: list[LinkReport] = []
     order = topological_order(schema)
@@ -161,16 +161,16 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
         releases[name] = _release_table(schema, table, original, releases, rng_avatar, rng_keys, report)
         for link in parent_links(schema, name):
             with report.step(f"link {name}.{link.column} -> {link.parent} ({link.method})", unit="blocks") as step:
-                linked = _relink(schema, link, original, releases, rng_links, progress=step)
+                linked = relink(schema, link, original, releases, rng_links, progress=step)
                 step.detail = f"{int(linked.notna().sum()):,} of {len(linked):,} rows linked"
             releases[name].frame[link.column] = linked
             link_reports.append(
                 LinkReport(link.parent, name, link.column, link.method, len(linked), int(linked.notna().sum()),
                            report.timings[step.label])
             )
-        if _anchored(schema, releases[name]):
+        if anchored(schema, releases[name]):
             with report.step(f"{name}: anchor on linked parents") as step:
-                step.detail = f"{_anchor_on_parents(schema, name, releases, rng_anchor):,} rows re-drawn"
+                step.detail = f"{anchor_on_parents(schema, name, releases, rng_anchor):,} rows re-drawn"
     sensitive = [
         f"{r.child}.{r.column} -> {r.parent} used original_order: each anonymized {r.child} row keeps "
         f"the {r.parent} of its original record, which weakens privacy"
@@ -197,7 +197,7 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
 # --------------------------------------------------------------------------- preparation
 
 
-def _size_problems(schema: Schema, original: dict) -> list[Problem]:
+def size_problems(schema: Schema, original: dict) -> list[Problem]:
     problems = []
     for table in schema:
         n = len(original[table.name])
@@ -213,7 +213,7 @@ def _size_problems(schema: Schema, original: dict) -> list[Problem]:
     return problems
 
 
-def _table_seeds(schema: Schema, random_state) -> dict[str, np.random.SeedSequence]:
+def table_seeds(schema: Schema, random_state) -> dict[str, np.random.SeedSequence]:
     """One independent seed sequence per table, derived from its name, not from processing order."""
     if isinstance(random_state, np.random.Generator):
         entropy = int(random_state.integers(0, 2**63))
@@ -324,10 +324,10 @@ def _release_table(schema, table: Table, original, releases, rng_avatar, rng_key
         released = {name: set(release.frame.columns) for name, release in releases.items()}
         return _avatar_release(schema, table, original, released, rng_avatar, rng_keys, report)
     with report.step(f"{table.name}: {method}"):
-        return _deassociated_release(table, original[table.name], rng_avatar)
+        return deassociated_release(table, original[table.name], rng_avatar)
 
 
-def _deassociated_release(table: Table, frame: pd.DataFrame, rng) -> TableRelease:
+def deassociated_release(table: Table, frame: pd.DataFrame, rng) -> TableRelease:
     """Anatomization or bucketization: original values and keys, links to sensitive values broken."""
     frame = frame[[c for c in frame.columns if c in set(table.output_columns)]]
     a = table.anonymize
@@ -407,7 +407,7 @@ def new_keys(original: pd.Series, source_keys: np.ndarray, rng: np.random.Genera
         keys = np.arange(1, n + 1, dtype="int64")
     else:
         keys = _text_keys(original, n, rng)
-    keys = _avoid_source_keys(keys, source_keys, rng)
+    keys = avoid_source_keys(keys, source_keys, rng)
     return pd.Series(keys, dtype=original.dtype if n else original.dtype)
 
 
@@ -421,7 +421,7 @@ def _text_keys(original: pd.Series, n: int, rng: np.random.Generator) -> np.ndar
     return np.array([str(uuid.UUID(bytes=rng.bytes(16), version=4)) for _ in range(n)], dtype=object)
 
 
-def _avoid_source_keys(keys: np.ndarray, source_keys: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def avoid_source_keys(keys: np.ndarray, source_keys: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Permute keys so that no row keeps the key of the record it comes from.
 
     Rotating the keys among the colliding rows removes every collision (keys are unique, so a row
@@ -441,7 +441,7 @@ def _avoid_source_keys(keys: np.ndarray, source_keys: np.ndarray, rng: np.random
 # --------------------------------------------------------------------------- links
 
 
-def _relink(schema: Schema, link: Link, original: dict, releases: dict, rng, progress=None) -> pd.Series:
+def relink(schema: Schema, link: Link, original: dict, releases: dict, rng, progress=None) -> pd.Series:
     """The new foreign key of every released row of ``link.child``."""
     child, parent = releases[link.child], releases[link.parent]
     parent_table = schema[link.parent]
@@ -572,14 +572,14 @@ def _expected_counts(link: Link, original, parent: TableRelease, parent_table: T
 # --------------------------------------------------------------------------- anchoring
 
 
-def _anchored(schema: Schema, release: TableRelease) -> bool:
+def anchored(schema: Schema, release: TableRelease) -> bool:
     """Children re-drawn on their linked parents: avatar tables with a foreign key declared ``anchor: true``."""
     anchored = any(fk.anchor for fk in schema[release.name].foreign_keys)
     return (ANCHOR_CHILDREN and anchored and release.method == "avatar" and release.k is not None
             and len(release.frame) > 0 and release.enriched_types is not None)
 
 
-def _anchor_on_parents(schema: Schema, name: str, releases: dict, rng) -> int:
+def anchor_on_parents(schema: Schema, name: str, releases: dict, rng) -> int:
     """Re-draw the released rows of ``name`` on the parents they are linked to (:mod:`anchoring`).
 
     The parents of the foreign keys declared ``anchor: true`` are reproduced; rows linked on every

@@ -42,6 +42,8 @@ from relanon.schema.proposal import DeclaredKeys
 from relanon.schema.shapes import companion_name
 from relanon.schema.validation import MISSING_MARKERS, closest_name, coerce_database
 from relanon.stores.base import Store, is_url, reason, shown
+from relanon.stores.partitioned import is_partitioned, read_table, table_location
+from relanon.stores.partitioned import table_names as partitioned_names
 from relanon.stores.outputs import (
     FILES_TABLE,
     NOTES_FILE,
@@ -111,6 +113,8 @@ def detect_format(location) -> str:
     if not path.is_dir():
         raise StorageError(f"nothing found at {str(path)!r}: give a folder of CSV or Parquet files, or a SQLite file")
     kinds = [fmt for fmt, suffix in _FOLDER_SUFFIX.items() if _files_with(path, suffix)]
+    if "parquet" not in kinds and is_partitioned(path):
+        kinds.append("parquet")  # tables as directories of Parquet files (Dask, Spark)
     if len(kinds) == 1:
         return kinds[0]
     if not kinds:
@@ -336,7 +340,8 @@ def output_format(location, format=None, *, like=None) -> str:
 
 
 class _Folder(Store):
-    """A folder holding one ``<name>.csv`` (or ``<name>.parquet``) file per table."""
+    """A folder holding one ``<name>.csv`` (or ``<name>.parquet``) file per table, or, for Parquet, one
+    directory of Parquet files per table (:mod:`relanon.stores.partitioned`)."""
 
     def __init__(self, location, fmt: str):
         super().__init__(location)
@@ -349,6 +354,9 @@ class _Folder(Store):
                 f"a folder holding one {self.suffix} file per table is expected"
             )
         self.files = {file.name[: -len(self.suffix)]: file for file in _files_with(path, self.suffix)}
+        if fmt == "parquet":
+            for name in partitioned_names(path):
+                self.files.setdefault(name, table_location(path, name))
 
     def names(self) -> list[str]:
         return sorted(self.files)
@@ -359,6 +367,8 @@ class _Folder(Store):
     def read(self, name: str, *, typed: bool) -> pd.DataFrame:
         path = self.files[name]
         try:
+            if self.format == "parquet" and path.is_dir():
+                return read_table(path)
             if self.format == "parquet":
                 return pd.read_parquet(path, engine="pyarrow")
             return _read_csv(path, typed=typed)

@@ -367,7 +367,15 @@ def release_folder_foreign_entries(path: Path, suffix: str) -> list[str]:
         return []
     if not is_release_notes(path / NOTES_FILE):
         return entries
-    return [n for n in entries if not ((path / n).is_file() and (n.lower().endswith(suffix) or n in RELEASE_FILES))]
+    return [n for n in entries if not (((path / n).is_file() and (n.lower().endswith(suffix) or n in RELEASE_FILES))
+                                       or (suffix == ".parquet" and _parquet_directory(path / n)))]
+
+
+def _parquet_directory(path: Path) -> bool:
+    """A table of a partitioned release: a directory holding only Parquet files (as the Dask engine writes)."""
+    if not path.is_dir() or path.is_symlink():
+        return False
+    return all(entry.is_file() and entry.name.lower().endswith(".parquet") for entry in path.iterdir())
 
 
 def is_release_notes(path: Path) -> bool:

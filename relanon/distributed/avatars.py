@@ -1,0 +1,100 @@
+"""Batches avatarized on the workers, with their new keys; released tables written part by part.
+
+Each batch of an enriched table is avatarized on its own in the table's shared factor space
+(:func:`relanon.engine.avatar.avatarize` with ``space=``; a table of one batch fits its own, exactly as
+the local engine does), gets its rows' new primary keys (:func:`relanon.multitable.batched.batch_keys`),
+and is written to ``work/avatars/<table>/part.<batch>`` with, beside the avatar's columns, its release
+position ``_pos`` and the table position ``_source`` of the record it comes from (private: it never
+reaches the release).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from relanon.distributed.read import ROW
+from relanon.distributed.work import folder, read_parts, write
+from relanon.engine.avatar import avatarize
+from relanon.multitable.batched import KeyShape, batch_keys
+from relanon.schema.model import Table
+from relanon.stores.partitioned import write_part
+
+POS, SOURCE = "_pos", "_source"
+SOURCE_FK = "__source::"  # the original foreign key of the record an avatar comes from (original_order links)
+
+
+@dataclass(frozen=True)
+class BatchJob:
+    """What a worker needs to avatarize one batch of a table."""
+
+    table: Table
+    types: dict
+    weights: dict
+    k: int | None  # the table's k, lowered to what its smallest batch allows
+    drawn: tuple
+    space: object  # the shared FactorSpace, or None for a table of one batch
+    keys: KeyShape
+    key_dtype: object
+    n_total: int
+    source_fks: tuple  # foreign keys whose original value travels with the avatar (original_order links)
+
+
+def avatarize_batches(client, job: BatchJob, work, offsets, generators, key_generators) -> list[dict]:
+    """Avatarize every batch of ``job.table``; returns, per batch, its rows and the axes searched."""
+    name = job.table.name
+    scattered = client.scatter(job, broadcast=True)
+    futures = [client.submit(_avatarize, scattered, str(folder(work, "batches", name, f"part.{b:05d}.parquet")),
+                             str(folder(work, "avatars", name)), b, int(offset), rng, key_rng, pure=False)
+               for b, (offset, rng, key_rng) in enumerate(zip(offsets, generators, key_generators, strict=True))]
+    return client.gather(futures)
+
+
+def _avatarize(job: BatchJob, path, directory, batch: int, offset: int, rng, key_rng) -> dict:
+    table = job.table
+    frame = read_parts([path])
+    n = len(frame)
+    enriched = frame[list(job.types)]
+    ncp = None
+    if n == 0 or not job.types:
+        pairing = rng.permutation(n)
+        avatars = enriched.iloc[pairing].reset_index(drop=True)
+    else:
+        result = avatarize(enriched, job.types, k=job.k, ncp=table.anonymize.ncp, weights=job.weights, random_state=rng,
+                           name=table.name, drawn=list(job.drawn), space=job.space)
+        avatars, pairing, ncp = result.avatars.reset_index(drop=True), np.asarray(result.pairing), result.ncp
+    source_keys = frame[table.primary_key].to_numpy()[pairing]
+    out = avatars.copy()
+    out[table.primary_key] = batch_keys(job.keys, job.key_dtype, offset, source_keys, job.n_total, key_rng).to_numpy()
+    out[table.primary_key] = out[table.primary_key].astype(job.key_dtype)
+    out[POS] = np.arange(offset, offset + n, dtype=np.int64)
+    out[SOURCE] = frame[ROW].to_numpy()[pairing]
+    for fk in job.source_fks:
+        out[SOURCE_FK + fk] = frame[fk].take(pairing).reset_index(drop=True)
+    write(out, directory, batch)
+    return {"rows": n, "ncp": ncp}
+
+
+def write_release_parts(client, table: Table, work, target, n_batches: int, columns: list[str], fk_dtypes: dict):
+    """Write the released table: per batch, its new keys, its foreign keys (from the links) and its
+    released columns, in the order of the table's columns."""
+    futures = [client.submit(_release_part, table, str(folder(work, "avatars", table.name)),
+                             {fk: str(folder(work, "links", table.name, fk)) for fk in fk_dtypes},
+                             str(target), b, columns, fk_dtypes, pure=False)
+               for b in range(n_batches)]
+    return client.gather(futures)
+
+
+def _release_part(table: Table, avatars_dir, link_dirs: dict, target, batch: int, columns, fk_dtypes) -> int:
+    avatars = read_parts([folder(avatars_dir, f"part.{batch:05d}.parquet")])
+    released = pd.DataFrame(index=pd.RangeIndex(len(avatars)))
+    for column in columns:
+        if column in fk_dtypes:
+            linked = read_parts([folder(link_dirs[column], f"part.{batch:05d}.parquet")])
+            released[column] = linked[column].astype(fk_dtypes[column])
+        else:
+            released[column] = avatars[column]
+    write_part(released, target, batch)
+    return len(released)

@@ -1,0 +1,82 @@
+"""A Dask cluster to run on: an existing one (its scheduler's address), or a local one started here.
+
+Dask is an optional dependency (``pip install 'relanon[dask]'``): it is imported only by
+:func:`import_distributed`, which names the extra to install when it is missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import resource
+import sys
+
+from relanon.common.errors import ParameterError, StorageError
+
+EXTRA = "relanon[dask]"
+CONNECT_SECONDS = 30
+
+
+def import_distributed():
+    """The ``distributed`` module, or a :class:`ParameterError` saying how to install it."""
+    try:
+        import dask  # noqa: F401
+        import dask.dataframe  # noqa: F401
+        import distributed
+    except ImportError as error:
+        raise ParameterError(
+            f"the Dask engine needs Dask and its distributed scheduler, which are not installed ({error}); "
+            f"install them with: pip install '{EXTRA}'"
+        ) from None
+    return distributed
+
+
+def default_workers() -> int:
+    """Workers of a local cluster unless told: one per core this process may use."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, cores)
+
+
+@contextlib.contextmanager
+def cluster(scheduler: str | None = None, workers: int | None = None, *, memory_limit="auto"):
+    """A :class:`distributed.Client`: connected to ``scheduler`` (``tcp://host:8786``), or to a
+    :class:`distributed.LocalCluster` of ``workers`` processes of one thread each, closed on exit."""
+    distributed = import_distributed()
+    if scheduler is not None and workers is not None:
+        raise ParameterError("give either a scheduler address (an existing cluster) or a number of workers "
+                             "(a local cluster), not both")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ParameterError(f"the number of workers must be a whole number >= 1, got {workers!r}")
+    if scheduler is not None:
+        try:
+            client = distributed.Client(scheduler, timeout=CONNECT_SECONDS)
+        except (OSError, TimeoutError) as error:
+            raise StorageError(f"cannot reach the Dask scheduler at {scheduler!r} ({error}); start it "
+                               "(dask scheduler) or give its address as tcp://host:8786") from None
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    local = distributed.LocalCluster(
+        n_workers=workers or default_workers(), threads_per_worker=1, processes=True, dashboard_address=None,
+        memory_limit=memory_limit, silence_logs=logging.ERROR,
+    )
+    client = distributed.Client(local)
+    try:
+        yield client
+    finally:
+        client.close()
+        local.close()
+
+
+def peak_memory() -> int:
+    """The largest resident memory this process has held, in bytes (Linux reports kilobytes)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
+def worker_peaks(client) -> dict[str, int]:
+    """The peak resident memory of each worker process, in bytes, by worker address."""
+    return dict(client.run(peak_memory))

@@ -1,0 +1,365 @@
+"""The top-down run on a Dask cluster, from a partitioned Parquet database to a partitioned release.
+
+The same steps as :func:`relanon.multitable.pipeline.anonymize`, table by table from the top of the schema
+graph down, each spread over the workers: read and check (:mod:`~relanon.distributed.read`), enrich and
+cut into random batches (:mod:`~relanon.distributed.enrich`), fit the factor space once from all batches
+(:mod:`~relanon.distributed.space`), avatarize each batch and give it new keys
+(:mod:`~relanon.distributed.avatars`), link to the parents (:mod:`~relanon.distributed.links`,
+:mod:`~relanon.distributed.blocked`), and write the release, one part per batch. A table of one batch takes
+the local engine's generators, so that a run whose tables all fit in one batch gives the local engine's
+release, byte for byte.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import dask
+import numpy as np
+
+from relanon.common.atomic import atomic_directory
+from relanon.common.errors import DataError, ParameterError
+from relanon.common.progress import as_progress
+from relanon.distributed import avatars as batches_out
+from relanon.distributed import enrich as enrichment
+from relanon.distributed import links, read
+from relanon.distributed.blocked import BLOCK_CHILDREN, linear_sum
+from relanon.distributed.cluster import cluster, peak_memory, worker_peaks
+from relanon.distributed.space import finished_statistics, fit_space, merged_summaries
+from relanon.distributed.state import Released
+from relanon.distributed.work import folder, parts_of, read_parts, work_folder, write
+from relanon.engine.batches import DEFAULT_BATCH_SIZE, check_batch_size, partition_generator, rows_searched
+from relanon.engine.space_statistics import distinct_cap
+from relanon.multitable.batched import merge_key_shapes
+from relanon.multitable.pipeline import (
+    LinkReport,
+    SensitiveChoiceWarning,
+    anchor_on_parents,
+    anchored,
+    deassociated_release,
+    resolved_k,
+    size_problems,
+    table_seeds,
+)
+from relanon.multitable.release import release_files
+from relanon.schema.graph import parent_links, topological_order
+from relanon.schema.model import Schema
+from relanon.stores.outputs import ReleaseFolder, check_outputs
+from relanon.stores.partitioned import write_part
+
+
+@dataclass
+class NoteRelease:
+    """What the release notes say of a table (:func:`relanon.multitable.release.release_notes`)."""
+
+    method: str
+    frame: range
+    k: int | None
+
+
+@dataclass
+class DistributedResult:
+    """A release made on the cluster: where it is and how it was made (no rows: they stay in the parts).
+
+    ``releases`` and ``links`` feed the release notes as :class:`~relanon.multitable.pipeline.AnonymizationResult`
+    does; ``tables`` gives each released table's rows; ``timings`` the seconds of each step.
+    """
+
+    schema: Schema
+    location: Path
+    tables: dict[str, int]
+    links: list[LinkReport]
+    sensitive_choices: list[str]
+    releases: dict = field(repr=False)
+    timings: dict = field(default_factory=dict, repr=False)
+    batch_size: int = DEFAULT_BATCH_SIZE
+    state: dict = field(default_factory=dict, repr=False)
+    peaks: dict = field(default_factory=dict, repr=False)
+
+
+def run(client, schema: Schema, data, out, work, *, batch_size: int | None = None, random_state=None,
+        progress=True, block_size: int | None = None) -> DistributedResult:
+    """Anonymize the partitioned database at ``data`` into ``out`` with the workers of ``client``."""
+    report = as_progress(progress)
+    batch_size = check_batch_size(DEFAULT_BATCH_SIZE if batch_size is None else batch_size)
+    seeds = table_seeds(schema, schema.seed if random_state is None else random_state)
+    tables = read.locate(schema, data)
+    with report.step("read and check the parts") as step:
+        read.load(client, schema, tables, work, seeds, batch_size)
+        step.detail = f"{sum(t.rows for t in tables.values()):,} rows in {sum(len(t.parts) for t in tables.values())} parts"
+    problems = size_problems(schema, {name: range(t.rows) for name, t in tables.items()})
+    if problems:
+        raise DataError("some tables cannot be anonymized as declared", problems)
+    released: dict[str, Released] = {}
+    link_reports: list[LinkReport] = []
+    order = topological_order(schema)
+    for position, name in enumerate(order, start=1):
+        table, source = schema[name], tables[name]
+        method = table.anonymize.method
+        report.say(f"[{position}/{len(order)}] {name} ({source.rows:,} rows, {method}, {source.n_batches} batch"
+                   f"{'es' if source.n_batches > 1 else ''})")
+        generators = [np.random.default_rng(s) for s in seeds[name].spawn(4)]
+        columns = tuple(c for c in source.dtypes if c in set(table.output_columns))
+        if method == "avatar":
+            released[name] = _avatar_table(client, schema, name, tables, released, work, generators, report)
+        elif method == "keep":
+            released[name] = _kept(client, name, source, work, columns)
+        else:
+            released[name] = _deassociated(client, schema, name, source, work, generators[0], columns, batch_size, report)
+        released[name].columns = columns
+        link_reports += _links(client, schema, name, work, tables, released, generators[2], _seed_of(generators[2]),
+                               block_size or BLOCK_CHILDREN, report)
+        _anchor(client, schema, name, work, released, generators[3], report)
+    sensitive = [f"{r.child}.{r.column} -> {r.parent} used original_order: each anonymized {r.child} row keeps "
+                 f"the {r.parent} of its original record, which weakens privacy" for r in link_reports if r.sensitive]
+    for message in sensitive:
+        warnings.warn(message, SensitiveChoiceWarning, stacklevel=2)
+    result = DistributedResult(
+        schema=schema, location=Path(out), tables={n: r.rows for n, r in released.items()}, links=link_reports,
+        sensitive_choices=sensitive, releases={n: NoteRelease(r.method, range(r.rows), r.k) for n, r in released.items()},
+        batch_size=batch_size, state=released,
+    )
+    with report.step("write the release") as step:
+        _write(client, schema, work, released, result, out)
+        step.detail = f"{sum(r.n_batches for r in released.values())} parts"
+    result.timings = dict(report.timings)
+    return result
+
+
+# --------------------------------------------------------------------------- one table
+
+
+def _avatar_table(client, schema, name, tables, released, work, generators, report) -> Released:
+    table, source = schema[name], tables[name]
+    allowed = {parent: set(state.columns) for parent, state in released.items()}
+    spec = enrichment.layout(schema, name, allowed, source.nulls)
+    many = source.n_batches > 1
+    with report.step(f"{name}: enrich and cut into batches") as step:
+        enrichment.enrich(client, schema, name, spec, tables, work)
+        gathered = enrichment.gather_batches(client, schema, name, spec, tables, work, distinct_cap(source.rows), many)
+        sizes = [g["rows"] for g in gathered]
+        step.detail = f"{len(spec.types)} columns, batches of {min(sizes):,} to {max(sizes):,} rows"
+    statistics = space = None
+    if many and spec.types:
+        with report.step(f"{name}: factor space from {source.n_batches} batches") as step:
+            paths = [str(links.part(folder(work, "batches", name), b)) for b in range(source.n_batches)]
+            summaries = merged_summaries([g["summary"] for g in gathered], distinct_cap(source.rows))
+            statistics = finished_statistics(client, paths, summaries)
+            space = fit_space(client, paths, spec.types, statistics, ncp=table.anonymize.ncp, weights=spec.weights,
+                              random_state=generators[0].spawn(1)[0], name=name,
+                              rows_searched=rows_searched(source.rows, source.n_batches), rng=generators[0])
+            step.detail = f"{space.n_components_} axes"
+    k = resolved_k(table, min(sizes)) if spec.types and min(sizes) else None
+    shape = gathered[0]["keys"]
+    for other in gathered[1:]:
+        shape = merge_key_shapes(shape, other["keys"])
+    fks = tuple(link.column for link in parent_links(schema, name) if link.method == "original_order")
+    job = batches_out.BatchJob(table, spec.types, spec.weights, k, tuple(spec.counts), space, shape,
+                               source.dtypes[table.primary_key], source.rows, fks)
+    if many:
+        avatar_rngs = [partition_generator(_seed_of(generators[0]), "avatars", b) for b in range(source.n_batches)]
+        key_rngs = [partition_generator(_seed_of(generators[1]), "keys", b) for b in range(source.n_batches)]
+    else:
+        avatar_rngs, key_rngs = [generators[0]], [generators[1]]
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    with report.step(f"{name}: avatarize") as step:
+        done = batches_out.avatarize_batches(client, job, work, offsets, avatar_rngs, key_rngs)
+        ncp = next((d["ncp"] for d in done if d["ncp"] is not None), None)
+        step.detail = f"k={k}, {len(spec.types)} columns" if k is not None else "nothing to avatarize"
+    return Released(name, "avatar", source.rows, sizes, spec.types, spec.weights, spec.internal, k, ncp, statistics)
+
+
+def _seed_of(generator: np.random.Generator) -> np.random.SeedSequence:
+    return generator.bit_generator.seed_seq
+
+
+def _kept(client, name, source, work, columns) -> Released:
+    """A table released unchanged: its parts copied as they are (keys included)."""
+    paths = parts_of(folder(work, "orig", name))
+    client.gather([client.submit(_keep_part, str(p), list(columns), str(folder(work, "avatars", name)), i, pure=False)
+                   for i, p in enumerate(paths)])
+    return Released(name, "keep", source.rows, [p.rows for p in source.parts] or [0])
+
+
+def _keep_part(path, columns, directory, index):
+    frame = read_parts([path])
+    out = frame[columns].copy()
+    out[batches_out.POS] = frame[read.ROW].to_numpy()
+    out[batches_out.SOURCE] = frame[read.ROW].to_numpy()
+    write(out, directory, index)
+
+
+def _deassociated(client, schema, name, source, work, rng, columns, batch_size, report) -> Released:
+    table = schema[name]
+    if source.rows > batch_size:
+        raise ParameterError(
+            f"table {name!r} ({source.rows:,} rows) is {table.anonymize.method}d: the Dask engine does so only for tables "
+            f"of one batch (--batch-size {batch_size:,}); raise the batch size above its rows, or use the local engine")
+    with report.step(f"{name}: {table.anonymize.method}"):
+        rows, companion = client.submit(_deassociate_task, table, str(folder(work, "orig", name)),
+                                        str(folder(work, "avatars", name)), rng, pure=False).result()
+    return Released(name, table.anonymize.method, rows, [rows], k=table.anonymize.k_or_default, companion=companion)
+
+
+def _deassociate_task(table, orig_dir, directory, rng):
+    frame = read_parts(parts_of(orig_dir)).drop(columns=[read.ROW, read.BATCH])
+    release = deassociated_release(table, frame, rng)
+    out = release.frame.copy()
+    out[batches_out.POS] = np.arange(len(out))
+    out[batches_out.SOURCE] = release.original_position
+    write(out, directory, 0)
+    return len(out), release.companion
+
+
+# --------------------------------------------------------------------------- links and anchoring
+
+
+def _links(client, schema, name, work, tables, released, rng, seed, block_size, report) -> list[LinkReport]:
+    reports = []
+    child = released[name]
+    for link in parent_links(schema, name):
+        parent = released[link.parent]
+        if child.method != "avatar" and parent.method != "avatar" and not (child.single and parent.single):
+            continue  # both released with their original keys: the foreign key stays as it is
+        with report.step(f"link {name}.{link.column} -> {link.parent} ({link.method})") as step:
+            if child.single and parent.single:
+                values, rng = client.submit(links.one_piece, schema, link, str(work), child, parent, rng,
+                                            pure=False).result()
+                write(values.to_frame(link.column), folder(work, "links", name, link.column), 0)
+                linked, dtype = int(values.notna().sum()), str(values.dtype)
+            else:
+                linked = _distributed_link(client, schema, link, work, child, parent, rng, seed, block_size)
+                dtype = None
+            child.fk_dtypes[link.column] = dtype or _foreign_key_dtype(
+                tables[name], tables[link.parent], schema[link.parent].primary_key, link.column, linked)
+            step.detail = f"{linked:,} of {child.rows:,} rows linked"
+        reports.append(LinkReport(link.parent, name, link.column, link.method, child.rows, linked,
+                                  report.timings[step.label]))
+    return reports
+
+
+def _distributed_link(client, schema, link, work, child, parent, rng, seed, block_size) -> int:
+    if child.method != "avatar" or parent.method != "avatar":
+        raise ParameterError(
+            f"link {link.child}.{link.column} -> {link.parent}: the Dask engine links tables of more than one batch "
+            f"only when both are avatarized ({link.child}: {child.method}, {link.parent}: {parent.method}); raise "
+            "--batch-size above the tables' sizes, or use the local engine")
+    link_seed = np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, len(link.column), *link.column.encode()))
+    if link.method == "original_order":
+        return links.original_order(client, schema, link, work, child, parent)
+    space = links.link_space(client, schema, link, work, parent, rng)
+    if link.method == "minimum_distance":
+        return links.minimum_distance(client, schema, link, work, child, parent, space, link_seed)
+    return linear_sum(client, schema, link, work, child, parent, space, link_seed, block_size)
+
+
+def _foreign_key_dtype(source: read.TableInput, parent: read.TableInput, parent_key: str, column: str,
+                       linked: int) -> str:
+    """As :func:`relanon.multitable.pipeline.relink` decides it: integer parent keys give ``int64``, or
+    ``Int64`` when some child has no parent; text keys keep the original foreign key's dtype."""
+    original = source.dtypes[column]
+    if parent.dtypes[parent_key] in ("int64", "Int64"):
+        plain = original != "Int64" and not source.nulls.get(column, 0) and linked == source.rows
+        return "int64" if plain else "Int64"
+    return original
+
+
+def _anchor(client, schema, name, work, released, rng, report) -> None:
+    state = released[name]
+    if state.method != "avatar" or not any(fk.anchor for fk in schema[name].foreign_keys) or state.k is None:
+        return
+    parents = [released[fk.references] for fk in schema[name].foreign_keys if fk.anchor]
+    if not state.single or not all(p.single for p in parents):
+        raise ParameterError(
+            f"table {name!r} has anchored links (anchor: true): the Dask engine anchors tables of one batch only; "
+            "raise --batch-size above the sizes of the table and its anchored parents, or use the local engine")
+    with report.step(f"{name}: anchor on linked parents") as step:
+        count = client.submit(_anchor_task, schema, name, str(work), released, rng, pure=False).result()
+        step.detail = f"{count:,} rows re-drawn"
+
+
+def _anchor_task(schema, name, work, released, rng) -> int:
+    releases = {}
+    for table in {name, *(fk.references for fk in schema[name].foreign_keys)}:
+        releases[table] = links.table_release(work, released[table])
+    child = releases[name]
+    for fk in schema[name].foreign_keys:
+        path = links.part(folder(work, "links", name, fk.column), 0)
+        if path.exists():
+            child.frame[fk.column] = read_parts([path])[fk.column].astype(released[name].fk_dtypes[fk.column])
+    if not anchored(schema, child):
+        return 0
+    count = anchor_on_parents(schema, name, releases, rng)
+    avatars_path = links.part(folder(work, "avatars", name), 0)
+    avatars = read_parts([avatars_path])
+    for column in child.enriched_avatars.columns:
+        avatars[column] = child.enriched_avatars[column].to_numpy()
+    write(avatars, folder(work, "avatars", name), 0)
+    return count
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _write(client, schema, work, released, result, out) -> None:
+    with atomic_directory(Path(out)) as tmp:
+        for name, state in released.items():
+            table = schema[name]
+            batches_out.write_release_parts(client, table, work, tmp / table.source_name, state.n_batches,
+                                            list(state.columns), state.fk_dtypes)
+            if state.companion is not None:
+                write_part(state.companion, tmp / f"{table.source_name}_sensitive", 0)
+        for file_name, text in sorted(release_files(result).items(), key=lambda item: item[0] == "release.json"):
+            (tmp / file_name).write_text(text, encoding="utf-8")
+
+
+def anonymize_dataset(schema: Schema, data, out, *, scheduler: str | None = None, workers: int | None = None,
+                      batch_size: int | None = None, random_state=None, progress=True, overwrite: bool = False,
+                      work_dir=None, client=None, block_size: int | None = None) -> DistributedResult:
+    """Anonymize a partitioned Parquet database on a Dask cluster and write the release the same way.
+
+    Parameters
+    ----------
+    schema : Schema
+        The database's schema.
+    data : str or Path
+        A folder holding one directory of Parquet files per table (named after the table's ``source``),
+        as Dask and Spark write them; every worker must be able to read it.
+    out : str or Path
+        The release folder (one directory of Parquet parts per table, and the release notes); written by
+        the workers, atomically (it appears when complete).
+    scheduler : str, optional
+        Address of an existing Dask scheduler (``tcp://host:8786``). Without it, a local cluster of
+        ``workers`` processes is started (default: one per core) and stopped at the end.
+    batch_size : int, optional
+        Rows avatarized together (default :data:`~relanon.engine.batches.DEFAULT_BATCH_SIZE`): a table of
+        at most this many rows is avatarized whole, as the local engine does.
+    random_state : int or None
+        Seed of the run (default: the schema's); the same seed gives the same bytes with any number of workers.
+    block_size : int, optional
+        Children per block of a ``linear_sum`` link spread over the workers (default
+        :data:`~relanon.distributed.blocked.BLOCK_CHILDREN`).
+    work_dir : str or Path, optional
+        Where the run's private working folder goes (default: beside ``out``); removed at the end.
+    client : distributed.Client, optional
+        A client to use instead of connecting (then ``scheduler`` and ``workers`` are not used).
+
+    Returns
+    -------
+    DistributedResult
+        With ``peaks``: the peak memory of each worker and of this process, in bytes.
+    """
+    check_batch_size(DEFAULT_BATCH_SIZE if batch_size is None else batch_size)
+    check_outputs([ReleaseFolder(out, "parquet", overwrite=overwrite)], [data])
+    context = contextlib.nullcontext(client) if client is not None else cluster(scheduler, workers)
+    # Dask turns text columns into pyarrow strings of its own (missing as pd.NA); keep pandas' dtypes,
+    # those the local engine releases
+    with context as active, work_folder(beside=out, location=work_dir) as work, \
+            dask.config.set({"dataframe.convert-string": False}):
+        result = run(active, schema, data, out, work, batch_size=batch_size, random_state=random_state,
+                     progress=progress, block_size=block_size)
+        result.peaks = {"client": peak_memory(), **worker_peaks(active)}
+    return result

@@ -1,0 +1,76 @@
+"""New primary keys made batch by batch, the same as :func:`relanon.multitable.pipeline.new_keys` makes them
+for a whole table.
+
+A released table is written batch after batch; its row ``r`` (counted over all batches) gets the key the
+whole-table run would give its row ``r``: ``r + 1`` for integer keys, ``P00..0{r + 1}`` for text keys of
+one shape (prefix and digits), a random UUID otherwise. The shape of the original keys is read batch by
+batch (:func:`key_shape`, :func:`merge_key_shapes`); a row whose new key would equal the key of the
+record it comes from swaps keys within its batch (keys are unique over the table, so a swap within a
+batch never makes a duplicate). With one batch, :func:`batch_keys` returns exactly what ``new_keys`` does.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from relanon.multitable.pipeline import avoid_source_keys
+
+
+@dataclass(frozen=True)
+class KeyShape:
+    """What the new keys of a table look like, read from its original keys."""
+
+    integer: bool
+    values: int = 0  # present text keys
+    shaped: bool = True  # every text key is a prefix followed by digits
+    prefixes: tuple = ()  # distinct prefixes (two at most are kept: more than one means no shape)
+    digits: int = 0  # the longest run of digits
+
+
+def key_shape(original: pd.Series) -> KeyShape:
+    """The shape of a batch of original keys.
+
+    Examples
+    --------
+    >>> key_shape(pd.Series(["P001", "P017"], dtype=object))
+    KeyShape(integer=False, values=2, shaped=True, prefixes=('P',), digits=3)
+    """
+    if pd.api.types.is_integer_dtype(original.dtype):
+        return KeyShape(integer=True)
+    values = original.dropna().astype(str)
+    shape = values.str.extract(r"^(\D*)(\d+)$")
+    prefixes = tuple(sorted(shape[0].dropna().unique()))[:2]
+    digits = int(shape[1].str.len().max()) if len(values) and shape[1].notna().any() else 0
+    return KeyShape(False, len(values), bool(shape[1].notna().all()), prefixes, digits)
+
+
+def merge_key_shapes(a: KeyShape, b: KeyShape) -> KeyShape:
+    if a.integer or b.integer:
+        return KeyShape(integer=True)
+    return KeyShape(False, a.values + b.values, a.shaped and b.shaped, tuple(sorted(set(a.prefixes) | set(b.prefixes)))[:2],
+                    max(a.digits, b.digits))
+
+
+def batch_keys(shape: KeyShape, dtype, offset: int, source_keys: np.ndarray, n_total: int,
+               rng: np.random.Generator) -> pd.Series:
+    """The new keys of the released rows ``offset .. offset + len(source_keys) - 1`` of a table of
+    ``n_total`` rows, none equal to the key of the record its row comes from (``source_keys``).
+
+    Examples
+    --------
+    >>> batch_keys(KeyShape(integer=True), np.dtype("int64"), 3, np.array([4, 9]), 5, np.random.default_rng(0)).tolist()
+    [5, 4]
+    """
+    n = len(source_keys)
+    if shape.integer:
+        keys = np.arange(offset + 1, offset + n + 1, dtype="int64")
+    elif shape.values and shape.shaped and len(shape.prefixes) == 1:
+        width = max(shape.digits, len(str(n_total)))
+        keys = np.array([f"{shape.prefixes[0]}{i:0{width}d}" for i in range(offset + 1, offset + n + 1)], dtype=object)
+    else:
+        keys = np.array([str(uuid.UUID(bytes=rng.bytes(16), version=4)) for _ in range(n)], dtype=object)
+    return pd.Series(avoid_source_keys(keys, source_keys, rng), dtype=dtype)
