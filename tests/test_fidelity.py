@@ -292,6 +292,7 @@ def test_auto_axes_reaches_the_share_and_never_cuts_a_group():
     assert auto_axes([5.0, 3.0, 1.0, 1.0], 10.0, share=0.55) == 2
     assert auto_axes([4.0, 2.0, 2.0, 2.0, 0.5], 11.0, share=0.5) == 4  # group 2-4 kept whole
     assert auto_axes([4.0, 2.0, 2.0, 2.0, 0.5], 11.0, share=0.5, cap=3) == 1  # it does not fit: left out
+    assert auto_axes([3.0, 3.0, 3.0], 9.0, share=0.25, cap=2) == 2  # a first group over the cap: as many as allowed
 
 
 @FAST

@@ -822,9 +822,9 @@ def auto_axes(eigenvalues, total_inertia: float, *, share: float | None = None, 
         return start
     logger.warning(
         "the leading %d+ eigenvalues are equal (%.6g): more axes than the %d allowed would be needed to keep "
-        "them all; the %d kept are one basis of that eigenspace", end, eigenvalues[0], cap, kept,
+        "them all; the %d kept are one basis of that eigenspace", end, eigenvalues[0], cap, cap,
     )
-    return kept
+    return cap
 
 
 def _informative_dimensions(stats) -> int:
