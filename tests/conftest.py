@@ -10,7 +10,7 @@ from hypothesis import settings
 from relanon.schema.model import load_schema
 
 # Property tests draw their examples from a fixed seed: the same suite, the same examples, on every
-# machine (a new failing example found by chance made CI red once; it is now a unit case).
+# machine (an example found by chance once made the suite red; it is now a unit case).
 settings.register_profile("relanon", derandomize=True)
 settings.load_profile("relanon")
 
