@@ -35,7 +35,7 @@ from relanon import datasets
 from relanon.engine import space_statistics as stats
 from relanon.engine.avatar import avatarize
 from relanon.engine.batches import assign_batches, batch_count, partition_generator, rows_searched
-from relanon.engine.factor_space import numeric_values
+from relanon.engine.columns import numeric_values
 from relanon.metrics.privacy import privacy
 from relanon.metrics.signal import signal
 

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.engine.avatar import avatarize
-from relanon.engine.factor_space import NUMERIC_KINDS, numeric_values
+from relanon.engine.columns import NUMERIC_KINDS, numeric_values
 from relanon.metrics.privacy import privacy
 from relanon.metrics.signal import combination_metrics, correlation_difference_ratio, hellinger_metric
 

@@ -120,10 +120,11 @@ def run_judge(original: Path, anonymized: Path, metadata_file: Path) -> dict:
 
 def relanon_view(schema, original: dict, anonymized: dict, name: str, result=None) -> list[str]:
     """relanon's own link figures for the same release."""
+    from scipy import stats
+
     from relanon import datasets
     from relanon.metrics.scenarios import children_per_parent
     from relanon.schema.graph import all_links
-    from scipy import stats
 
     lines = []
     for link in all_links(schema):

@@ -10,14 +10,11 @@ import pytest
 from sklearn.decomposition import PCA
 from sklearn.preprocessing import StandardScaler
 
+import relanon.engine.axes as axes
 import relanon.engine.factor_space as factor_space
 from relanon.common.errors import DataError, ParameterError
-from relanon.engine.factor_space import (
-    FactorSpace,
-    column_types,
-    numeric_values,
-    restore_numeric,
-)
+from relanon.engine.columns import column_types, numeric_values, restore_numeric
+from relanon.engine.factor_space import FactorSpace
 from relanon.schema.model import Column
 
 MIXED = {"height": "continuous", "age": "integer", "blood": "categorical", "smoker": "boolean"}
@@ -159,17 +156,17 @@ def test_default_and_capped_number_of_axes():
     assert every.n_components_ == 6  # dims: 2 + 3 + 1
     auto = FactorSpace(MIXED).fit(frame)  # ncp auto: the fewest axes reaching 95 % of the inertia
     share = np.cumsum(every.eigenvalues_) / every.total_inertia_
-    assert auto.n_components_ == int(np.argmax(share >= factor_space.AUTO_INERTIA_SHARE)) + 1
-    assert share[auto.n_components_ - 2] < factor_space.AUTO_INERTIA_SHARE <= share[auto.n_components_ - 1]
+    assert auto.n_components_ == int(np.argmax(share >= axes.AUTO_INERTIA_SHARE)) + 1
+    assert share[auto.n_components_ - 2] < axes.AUTO_INERTIA_SHARE <= share[auto.n_components_ - 1]
     with pytest.raises(ParameterError, match="positive integer or 'auto'"):
         FactorSpace(MIXED, n_components="all").fit(frame)
 
 
 def test_auto_is_capped_on_large_tables():
-    assert factor_space.max_auto_axes(10**6) == factor_space.MIN_AUTO_AXES
+    assert axes.max_auto_axes(10**6) == axes.MIN_AUTO_AXES
     frame = people(n=200_000, seed=3).assign(city=lambda f: np.arange(len(f)) % 40)
     space = FactorSpace({**MIXED, "city": "categorical"}).fit(frame)
-    assert space.n_components_ <= factor_space.max_auto_axes(len(frame))
+    assert space.n_components_ <= axes.max_auto_axes(len(frame))
 
 
 def test_constant_all_missing_and_single_level_columns_carry_no_inertia():

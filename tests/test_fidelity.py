@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from relanon.common.binning import few_values, fit_bins, hellinger, quantile_bin_count
-from relanon.engine import factor_space
+from relanon.engine import axes
 from relanon.engine.avatar import _draw, avatarize
 from relanon.engine.factor_space import FactorSpace, auto_axes
 from relanon.engine.neighbours import self_neighbours
@@ -325,7 +325,7 @@ def test_neighbours_do_not_depend_on_the_eigenbasis_of_a_group():
     eigenvalues = full.eigenvalues_
     space = FactorSpace(types).fit(frame)
     kept = space.n_components_
-    assert kept == len(eigenvalues) or not factor_space._tied(eigenvalues[kept - 1], eigenvalues[kept])
+    assert kept == len(eigenvalues) or not axes.tied_eigenvalues(eigenvalues[kept - 1], eigenvalues[kept])
     coords = space.transform(frame)
     # another valid basis: rotate the axes inside every group of equal eigenvalues
     rng = np.random.default_rng(1)
@@ -333,7 +333,7 @@ def test_neighbours_do_not_depend_on_the_eigenbasis_of_a_group():
     start = 0
     while start < kept:
         end = start + 1
-        while end < kept and factor_space._tied(eigenvalues[end - 1], eigenvalues[end]):
+        while end < kept and axes.tied_eigenvalues(eigenvalues[end - 1], eigenvalues[end]):
             end += 1
         q, _ = np.linalg.qr(rng.normal(size=(end - start, end - start)))
         rotated[:, start:end] = coords[:, start:end] @ q

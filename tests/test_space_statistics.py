@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 from relanon.engine import space_statistics as stats
-from relanon.engine.factor_space import FactorSpace, numeric_values
+from relanon.engine.columns import numeric_values
+from relanon.engine.factor_space import FactorSpace
 
 
 def _from_partitions(frame: pd.DataFrame, types: dict, parts: int, rows_searched: int, ncp=None) -> FactorSpace:

@@ -20,12 +20,12 @@ import pandas as pd
 import pyarrow as pa
 
 from relanon.common.errors import DataError, Problem, StorageError
+from relanon.distributed.work import folder, parts_of, write
 from relanon.engine.batches import assign_batches, batch_count, partition_generator
 from relanon.schema.graph import topological_order
 from relanon.schema.model import Schema, Table
 from relanon.schema.validation import coerce_table
 from relanon.stores.partitioned import Part, arrow_schema, list_parts, read_part, table_location, table_names
-from relanon.distributed.work import folder, parts_of, write
 
 ROW, BATCH = "_row", "_batch"
 EXAMPLES = 5

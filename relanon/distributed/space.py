@@ -18,7 +18,8 @@ import pyarrow.parquet as pq
 
 from relanon.distributed.work import read_parts
 from relanon.engine import space_statistics as stats
-from relanon.engine.factor_space import DENSE_LIMIT, numeric_values
+from relanon.engine.columns import numeric_values
+from relanon.engine.factor_space import DENSE_LIMIT
 
 SAMPLE_ROWS = 200_000
 """Rows of the seeded sample that gives the axes of a table coded into more than DENSE_LIMIT columns."""

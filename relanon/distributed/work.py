@@ -24,7 +24,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from relanon.common.atomic import umask
 from relanon.stores.partitioned import natural_key, part_name, write_part
 
 WORK_PREFIX = ".relanon-dask-"

@@ -16,14 +16,8 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.errors import ParameterError
-from relanon.engine.factor_space import (
-    NUMERIC_KINDS,
-    FactorSpace,
-    check_columns_present,
-    column_types,
-    numeric_values,
-    restore_numeric,
-)
+from relanon.engine.columns import NUMERIC_KINDS, check_columns_present, column_types, numeric_values, restore_numeric
+from relanon.engine.factor_space import FactorSpace
 from relanon.engine.neighbours import Neighbours, cross_neighbours, self_neighbours
 
 logger = logging.getLogger(__name__)

@@ -34,21 +34,20 @@ import pandas as pd
 
 from relanon.common.binning import MAX_DISTINCT_VALUES, few_values
 from relanon.common.errors import ParameterError
-from relanon.engine.factor_space import (
+from relanon.engine.columns import (
     MAX_DECIMALS,
     NUMERIC_KINDS,
     SHARED_ROWS_PER_VALUE,
     CategoricalStatistics,
-    FactorSpace,
     NumericStatistics,
+    column_types,
     decimals_needed,
     factorize,
-    time_step,
-    column_types,
-    max_auto_axes,
     numeric_values,
     small_support,
+    time_step,
 )
+from relanon.engine.factor_space import FactorSpace, max_auto_axes
 
 _NO_FIT = MAX_DECIMALS + 1  # no number of decimals writes every value
 _NO_VALUE = -1  # no value seen yet

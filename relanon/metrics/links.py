@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.link_binning import bin_codes
-from relanon.engine.factor_space import NUMERIC_KINDS, numeric_values
+from relanon.engine.columns import NUMERIC_KINDS, numeric_values
 from relanon.metrics.base import HIGHER, Metric
 from relanon.metrics.noise_floor import DEFAULT_SPLITS, NOISE_FLOOR_SEED, noise_floor
 from relanon.multitable.views import parent_positions

@@ -15,13 +15,8 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.errors import ParameterError
-from relanon.engine.factor_space import (
-    CATEGORICAL_KINDS,
-    FactorSpace,
-    check_columns_present,
-    column_types,
-    numeric_values,
-)
+from relanon.engine.columns import CATEGORICAL_KINDS, check_columns_present, column_types, numeric_values
+from relanon.engine.factor_space import FactorSpace
 from relanon.engine.neighbours import count_strictly_closer, cross_neighbours
 from relanon.metrics.base import HIGHER, TARGETS, Metric
 

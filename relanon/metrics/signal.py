@@ -26,12 +26,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.binning import Bins, fit_bins, hellinger
-from relanon.engine.factor_space import (
-    NUMERIC_KINDS,
-    check_columns_present,
-    column_types,
-    numeric_values,
-)
+from relanon.engine.columns import NUMERIC_KINDS, check_columns_present, column_types, numeric_values
 from relanon.metrics.base import LOWER, TARGETS, Metric
 from relanon.metrics.noise_floor import NOISE_FLOOR_SEED, noise_floor, quadrature_margin
 

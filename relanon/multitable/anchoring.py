@@ -35,7 +35,8 @@ from scipy.optimize import nnls
 
 from relanon.common.link_binning import bin_codes
 from relanon.engine.avatar import neighbour_weights
-from relanon.engine.factor_space import NUMERIC_KINDS, FactorSpace, numeric_values, restore_numeric
+from relanon.engine.columns import NUMERIC_KINDS, numeric_values, restore_numeric
+from relanon.engine.factor_space import FactorSpace
 from relanon.engine.neighbours import cross_neighbours
 
 DONORS_PER_K = 4  # donor parents per neighbour of the avatar method: room to surround the linked parent

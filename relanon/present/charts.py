@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.errors import ParameterError, RelanonError
-from relanon.engine.factor_space import NUMERIC_KINDS, FactorSpace, numeric_values
+from relanon.engine.columns import NUMERIC_KINDS, numeric_values
+from relanon.engine.factor_space import FactorSpace
 from relanon.metrics.scenarios import children_per_parent
 from relanon.metrics.signal import column_bins, column_values
 from relanon.multitable.views import STANDALONE

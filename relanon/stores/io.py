@@ -42,8 +42,6 @@ from relanon.schema.proposal import DeclaredKeys
 from relanon.schema.shapes import companion_name
 from relanon.schema.validation import MISSING_MARKERS, closest_name, coerce_database
 from relanon.stores.base import Store, is_url, reason, shown
-from relanon.stores.partitioned import is_partitioned, read_table, table_location
-from relanon.stores.partitioned import table_names as partitioned_names
 from relanon.stores.outputs import (
     FILES_TABLE,
     NOTES_FILE,
@@ -54,6 +52,8 @@ from relanon.stores.outputs import (
     output_for_database,
     starts_like_sqlite,
 )
+from relanon.stores.partitioned import is_partitioned, read_table, table_location
+from relanon.stores.partitioned import table_names as partitioned_names
 from relanon.stores.sql import SqlDatabase
 from relanon.stores.sql_write import TableKeys, write_tables
 from relanon.stores.sqlite import SqliteFile, write_sqlite

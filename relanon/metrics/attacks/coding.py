@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.errors import ParameterError
-from relanon.engine.factor_space import NUMERIC_KINDS, numeric_values
+from relanon.engine.columns import NUMERIC_KINDS, numeric_values
 
 BLOCK_CELLS = 4_000_000  # distances held at once per accumulator (float32): 16 MB
 
