@@ -33,7 +33,6 @@ optimum.
 
 from __future__ import annotations
 
-import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
@@ -43,6 +42,16 @@ from scipy.spatial.distance import cdist
 
 from relanon.common.errors import ParameterError, format_examples
 from relanon.engine.neighbours import cross_neighbours
+from relanon.multitable.link_inputs import (
+    as_count,
+    as_float_vector,
+    as_int_vector,
+    as_matrix,
+    generator,
+    optional_count,
+    validated_counts,
+    worker_count,
+)
 
 EXACT_LIMIT = 2_000
 # Children per block: an exact solve of 1,000 takes 0.1 to 0.3 s, of 500 about 0.03 s, of 250
@@ -98,9 +107,9 @@ def allocate_counts(expected, total: int, *, candidates=None, random_state=None)
     >>> allocate_counts([0.0, 0.0], 3, random_state=0).sum()
     np.int64(3)
     """
-    rng = _generator(random_state)
-    values = _as_float_vector(expected, "expected")
-    total = _as_count(total, "total")
+    rng = generator(random_state)
+    values = as_float_vector(expected, "expected")
+    total = as_count(total, "total")
     if values.size == 0:
         if total:
             raise ParameterError(f"cannot allocate {total} children to no parent: give at least one parent")
@@ -142,8 +151,8 @@ def draw_towards_total(expected, candidates, total: int, *, random_state=None, p
     >>> draw_towards_total([1.0, 1.0, 1.0], [[1, 4], [1, 2], [1, 1]], 7, random_state=0).tolist()
     [4.0, 2.0, 1.0]
     """
-    rng = _generator(random_state)
-    values = _as_float_vector(expected, "expected").copy()
+    rng = generator(random_state)
+    values = as_float_vector(expected, "expected").copy()
     options = np.asarray(candidates, dtype=np.float64)
     if options.ndim != 2 or len(options) != len(values):
         raise ParameterError(f"candidates must have one row per parent ({len(values)}), got shape {options.shape}")
@@ -241,12 +250,12 @@ def match_linear_sum(
     [0, 1, 1]
     """
     children, parents = _coordinates(child_coords, parent_coords)
-    counts = _validated_counts(counts, len(parents), len(children))
-    exact_limit = _as_count(exact_limit, "exact_limit")
-    block_size = _optional_count(block_size, "block_size", minimum=2)
-    repair_passes = _optional_count(repair_passes, "repair_passes")
-    workers = _workers(n_jobs)
-    rng = _generator(random_state)
+    counts = validated_counts(counts, len(parents), len(children))
+    exact_limit = as_count(exact_limit, "exact_limit")
+    block_size = optional_count(block_size, "block_size", minimum=2)
+    repair_passes = optional_count(repair_passes, "repair_passes")
+    workers = worker_count(n_jobs)
+    rng = generator(random_state)
 
     slot_parent = np.repeat(np.arange(len(parents)), counts)
     n = len(children)
@@ -297,8 +306,8 @@ def match_original_order(child_original_parent, parent_avatar_of_original) -> np
     ...     match_original_order([1, 0, -1, 1], [2, 0]).tolist()
     [0, 2, -1, 0]
     """
-    positions = _as_int_vector(child_original_parent, "child_original_parent")
-    avatars = _as_int_vector(parent_avatar_of_original, "parent_avatar_of_original")
+    positions = as_int_vector(child_original_parent, "child_original_parent")
+    avatars = as_int_vector(parent_avatar_of_original, "parent_avatar_of_original")
     outside = np.flatnonzero((positions < -1) | (positions >= len(avatars)))
     if outside.size:
         raise ParameterError(
@@ -330,7 +339,7 @@ def total_distance(child_coords, parent_coords, assignment) -> float:
     1.0
     """
     children, parents = _coordinates(child_coords, parent_coords)
-    assignment = _as_int_vector(assignment, "assignment")
+    assignment = as_int_vector(assignment, "assignment")
     if assignment.shape != (len(children),):
         raise ParameterError(
             f"assignment must give one parent per child ({len(children)}), got shape {assignment.shape}"
@@ -451,8 +460,8 @@ def _balanced_blocks(points, others=None, max_size: int = 1, rotation=None) -> l
 
 
 def _coordinates(child_coords, parent_coords):
-    children = _as_matrix(child_coords, "child_coords")
-    parents = _as_matrix(parent_coords, "parent_coords")
+    children = as_matrix(child_coords, "child_coords")
+    parents = as_matrix(parent_coords, "parent_coords")
     if children.shape[1] != parents.shape[1]:
         raise ParameterError(
             f"child_coords and parent_coords must lie in the same space, got {children.shape[1]} and "
@@ -461,102 +470,6 @@ def _coordinates(child_coords, parent_coords):
     if len(children) and not len(parents):
         raise ParameterError(f"cannot link {len(children)} children to no parent: parent_coords is empty")
     return children, parents
-
-
-def _as_matrix(coords, name: str) -> np.ndarray:
-    try:
-        points = np.asarray(coords, dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise ParameterError(f"{name} must be numeric coordinates: {error}") from None
-    if points.ndim == 1:
-        points = points[:, None]  # one coordinate per row
-    if points.ndim != 2:
-        raise ParameterError(f"{name} must be a 2-D array (rows x coordinates), got shape {points.shape}")
-    if points.shape[1] == 0:  # no informative axis: every point sits at the origin
-        points = np.zeros((len(points), 1))
-    bad = np.flatnonzero(~np.isfinite(points).all(axis=1))
-    if bad.size:
-        raise ParameterError(
-            f"{name} holds NaN or infinite coordinates in rows {format_examples(bad)}; "
-            "impute or drop those rows before matching"
-        )
-    return points
-
-
-def _validated_counts(counts, n_parents: int, n_children: int) -> np.ndarray:
-    values = _as_int_vector(counts, "counts")
-    if values.shape != (n_parents,):
-        raise ParameterError(f"counts must give one count per parent ({n_parents}), got shape {values.shape}")
-    negative = np.flatnonzero(values < 0)
-    if negative.size:
-        raise ParameterError(
-            f"counts must be >= 0; parents {format_examples(negative)} have {format_examples(values[negative])}"
-        )
-    if int(values.sum()) != n_children:
-        raise ParameterError(
-            f"counts sum to {int(values.sum())} but there are {n_children} children; "
-            "allocate them with allocate_counts(expected, n_children)"
-        )
-    return values
-
-
-def _as_int_vector(values, name: str) -> np.ndarray:
-    array = np.asarray(values)
-    if array.ndim != 1:
-        raise ParameterError(f"{name} must be a 1-D array, got shape {array.shape}")
-    if array.dtype.kind in "iu":
-        return array.astype(np.int64)
-    try:
-        floats = array.astype(np.float64)
-    except (TypeError, ValueError):
-        raise ParameterError(
-            f"{name} must hold whole numbers, got {format_examples(array[:5])} (dtype {array.dtype})"
-        ) from None
-    bad = np.flatnonzero(~np.isfinite(floats) | (floats != np.round(floats)))
-    if bad.size:
-        raise ParameterError(
-            f"{name} must hold whole numbers; positions {format_examples(bad)} hold {format_examples(array[bad])}"
-        )
-    return floats.astype(np.int64)
-
-
-def _as_float_vector(values, name: str) -> np.ndarray:
-    try:
-        array = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise ParameterError(f"{name} must be numbers: {error}") from None
-    if array.ndim != 1:
-        raise ParameterError(f"{name} must be a 1-D array, got shape {array.shape}")
-    return array
-
-
-def _as_count(value, name: str, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _optional_count(value, name: str, minimum: int = 0) -> int | None:
-    return None if value is None else _as_count(value, name, minimum)
-
-
-def _generator(random_state) -> np.random.Generator:
-    try:
-        return np.random.default_rng(random_state)
-    except (TypeError, ValueError) as error:
-        raise ParameterError(
-            f"random_state must be an integer, a numpy Generator or None, got {random_state!r} ({error})"
-        ) from None
-
-
-def _workers(n_jobs) -> int:
-    """Worker processes for ``n_jobs``, never more than the cores this process may use."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if n_jobs is None or n_jobs == -1:
-        return cores
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0 or n_jobs < -1:
-        raise ParameterError(f"n_jobs must be a positive integer, -1 or None, got {n_jobs!r}")
-    return min(int(n_jobs), cores)
 
 
 def repair_assignment(child_coords, slot_coords, slot, *, passes: int, block_size: int | None = None,
@@ -586,13 +499,13 @@ def repair_assignment(child_coords, slot_coords, slot, *, passes: int, block_siz
     [1, 0]
     """
     children, slots = _coordinates(child_coords, slot_coords)
-    slot = _as_int_vector(slot, "slot").copy()
+    slot = as_int_vector(slot, "slot").copy()
     if slot.shape != (len(children),) or len(slots) != len(children) or not np.array_equal(np.sort(slot), np.arange(len(slot))):
         raise ParameterError("slot must give each child a distinct slot: a permutation of 0 .. number of children - 1")
-    rng = _generator(random_state)
-    size = _optional_count(block_size, "block_size", minimum=2) or _BLOCK_SIZE[len(children) > _LARGE]
-    workers = _workers(n_jobs)
-    for _ in range(_as_count(passes, "passes")):
+    rng = generator(random_state)
+    size = optional_count(block_size, "block_size", minimum=2) or _BLOCK_SIZE[len(children) > _LARGE]
+    workers = worker_count(n_jobs)
+    for _ in range(as_count(passes, "passes")):
         rotation = _random_rotation(children.shape[1], rng)
         groups = _balanced_blocks(children, max_size=size, rotation=rotation)
         _solve_groups(children, slots, groups, [slot[members] for members in groups], slot, workers)

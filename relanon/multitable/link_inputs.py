@@ -1,0 +1,107 @@
+"""The inputs of the linking functions, checked: coordinates, counts, seeds and worker numbers,
+with messages that say which argument is wrong and what was given.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from relanon.common.errors import ParameterError, format_examples
+
+
+def as_matrix(coords, name: str) -> np.ndarray:
+    try:
+        points = np.asarray(coords, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ParameterError(f"{name} must be numeric coordinates: {error}") from None
+    if points.ndim == 1:
+        points = points[:, None]  # one coordinate per row
+    if points.ndim != 2:
+        raise ParameterError(f"{name} must be a 2-D array (rows x coordinates), got shape {points.shape}")
+    if points.shape[1] == 0:  # no informative axis: every point sits at the origin
+        points = np.zeros((len(points), 1))
+    bad = np.flatnonzero(~np.isfinite(points).all(axis=1))
+    if bad.size:
+        raise ParameterError(
+            f"{name} holds NaN or infinite coordinates in rows {format_examples(bad)}; "
+            "impute or drop those rows before matching"
+        )
+    return points
+
+
+def validated_counts(counts, n_parents: int, n_children: int) -> np.ndarray:
+    values = as_int_vector(counts, "counts")
+    if values.shape != (n_parents,):
+        raise ParameterError(f"counts must give one count per parent ({n_parents}), got shape {values.shape}")
+    negative = np.flatnonzero(values < 0)
+    if negative.size:
+        raise ParameterError(
+            f"counts must be >= 0; parents {format_examples(negative)} have {format_examples(values[negative])}"
+        )
+    if int(values.sum()) != n_children:
+        raise ParameterError(
+            f"counts sum to {int(values.sum())} but there are {n_children} children; "
+            "allocate them with allocate_counts(expected, n_children)"
+        )
+    return values
+
+
+def as_int_vector(values, name: str) -> np.ndarray:
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise ParameterError(f"{name} must be a 1-D array, got shape {array.shape}")
+    if array.dtype.kind in "iu":
+        return array.astype(np.int64)
+    try:
+        floats = array.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"{name} must hold whole numbers, got {format_examples(array[:5])} (dtype {array.dtype})"
+        ) from None
+    bad = np.flatnonzero(~np.isfinite(floats) | (floats != np.round(floats)))
+    if bad.size:
+        raise ParameterError(
+            f"{name} must hold whole numbers; positions {format_examples(bad)} hold {format_examples(array[bad])}"
+        )
+    return floats.astype(np.int64)
+
+
+def as_float_vector(values, name: str) -> np.ndarray:
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ParameterError(f"{name} must be numbers: {error}") from None
+    if array.ndim != 1:
+        raise ParameterError(f"{name} must be a 1-D array, got shape {array.shape}")
+    return array
+
+
+def as_count(value, name: str, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def optional_count(value, name: str, minimum: int = 0) -> int | None:
+    return None if value is None else as_count(value, name, minimum)
+
+
+def generator(random_state) -> np.random.Generator:
+    try:
+        return np.random.default_rng(random_state)
+    except (TypeError, ValueError) as error:
+        raise ParameterError(
+            f"random_state must be an integer, a numpy Generator or None, got {random_state!r} ({error})"
+        ) from None
+
+
+def worker_count(n_jobs) -> int:
+    """Worker processes for ``n_jobs``, never more than the cores this process may use."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if n_jobs is None or n_jobs == -1:
+        return cores
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0 or n_jobs < -1:
+        raise ParameterError(f"n_jobs must be a positive integer, -1 or None, got {n_jobs!r}")
+    return min(int(n_jobs), cores)
