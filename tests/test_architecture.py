@@ -41,14 +41,8 @@ OPTIONAL = {"matplotlib", "sqlalchemy", "psycopg", "dask", "distributed"}
 # engine only for ``--engine dask``.
 OPTIONAL_OWN = {"relanon.distributed"}
 
-# Function-local imports left in modules that other issues are changing at the time of issue 13;
-# each should move to the top of its module (none dodges a cycle: the import graph below has none).
-PENDING_LOCAL = {
-    ("relanon.multitable.pipeline", "relanon.engine.avatar"),
-    ("relanon.schema.model", "relanon.common.atomic"),
-    ("relanon.schema.model", "jsonschema"),  # a required dependency, imported late for start-up time
-    ("relanon.schema.model", "relanon.schema.graph"),
-}
+# Function-local imports still to move to the top of their module (none: keep it so).
+PENDING_LOCAL: set[tuple[str, str]] = set()
 
 
 def module_name(path: Path) -> str:

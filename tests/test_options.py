@@ -11,7 +11,7 @@ from relanon.common.options import Direction, LinkMethod, Method, check_option, 
 from relanon.metrics.attacks import singling_out
 from relanon.metrics.base import REFERENTIAL_INTEGRITY_TARGET, Metric
 from relanon.metrics.scenarios import TARGETS
-from relanon.schema import model
+from relanon.schema import vocabulary
 
 
 def json_schema_enum(*path):
@@ -23,8 +23,8 @@ def json_schema_enum(*path):
 
 def test_the_enumerations_are_the_words_the_schema_file_accepts():
     # the loader and the JSON Schema keep lists of their own: they must not drift from the enumerations
-    assert model.METHODS == tuple(Method)
-    assert model.LINK_METHODS == tuple(LinkMethod)
+    assert vocabulary.METHODS == tuple(Method)
+    assert vocabulary.LINK_METHODS == tuple(LinkMethod)
     assert json_schema_enum("$defs", "anonymize", "properties", "method") == list(Method)
     assert json_schema_enum("$defs", "foreignKey", "properties", "link") == list(LinkMethod)
 

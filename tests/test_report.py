@@ -20,7 +20,7 @@ from relanon.common.binning import hellinger
 from relanon.common.errors import ParameterError, StorageError
 from relanon.metrics.scenarios import evaluate
 from relanon.metrics.signal import column_bins
-from relanon.multitable.pipeline import LinkReport
+from relanon.multitable.results import LinkReport
 from relanon.present.charts import INSTALL_HINT, MAX_COLUMNS, _columns_shown, _sample, _shares
 from relanon.present.report import render_html, write_report
 from relanon.present.sections import privacy_sentences

@@ -11,13 +11,8 @@ import pytest
 
 from relanon import datasets
 from relanon.metrics.scenarios import evaluate
-from relanon.multitable.pipeline import (
-    AnonymizationResult,
-    LinkReport,
-    SensitiveChoiceWarning,
-    TableRelease,
-    anonymize,
-)
+from relanon.multitable.pipeline import SensitiveChoiceWarning, anonymize
+from relanon.multitable.results import AnonymizationResult, LinkReport, TableRelease
 from relanon.multitable.views import views
 from relanon.present.verdict import privacy_matrix_text
 from relanon.schema.model import load_schema

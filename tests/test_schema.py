@@ -235,7 +235,7 @@ def test_schema_lookup_error_lists_tables():
 def test_published_json_schema_is_valid():
     import jsonschema
 
-    from relanon.schema.model import json_schema
+    from relanon.schema.parsing import json_schema
 
     jsonschema.Draft202012Validator.check_schema(json_schema())
 

@@ -1,6 +1,6 @@
 """Foreign keys re-created on the cluster: every link of a table to its released parents.
 
-- Both tables in one batch: the local engine's own code (:func:`relanon.multitable.pipeline.relink`) runs
+- Both tables in one batch: the local engine's own code (:func:`relanon.multitable.relinking.relink`) runs
   on a worker, with the run's generator: the same links as a local run.
 - ``minimum_distance``: the parents' coordinates in the link's factor space (``d`` numbers per parent)
   go to every worker; each batch of children finds its nearest parents.
@@ -29,7 +29,8 @@ from relanon.distributed.work import folder, gather_rows, parts_of, read_parts, 
 from relanon.engine.batches import partition_generator
 from relanon.engine.factor_space import FactorSpace
 from relanon.engine.neighbours import cross_neighbours
-from relanon.multitable.pipeline import TableRelease, relink
+from relanon.multitable.relinking import relink
+from relanon.multitable.results import TableRelease
 from relanon.schema.graph import Link
 from relanon.schema.model import Schema
 

@@ -35,7 +35,6 @@ from relanon.engine.batches import DEFAULT_BATCH_SIZE, check_batch_size, partiti
 from relanon.engine.space_statistics import distinct_cap
 from relanon.multitable.batched import merge_key_shapes
 from relanon.multitable.pipeline import (
-    LinkReport,
     SensitiveChoiceWarning,
     anchor_on_parents,
     anchored,
@@ -45,6 +44,7 @@ from relanon.multitable.pipeline import (
     table_seeds,
 )
 from relanon.multitable.release import release_files
+from relanon.multitable.results import LinkReport
 from relanon.schema.graph import parent_links, topological_order
 from relanon.schema.model import Schema
 from relanon.stores.outputs import ReleaseFolder, check_outputs
@@ -258,7 +258,7 @@ def _distributed_link(client, schema, link, work, child, parent, rng, seed, bloc
 
 def _foreign_key_dtype(source: read.TableInput, parent: read.TableInput, parent_key: str, column: str,
                        linked: int) -> str:
-    """As :func:`relanon.multitable.pipeline.relink` decides it: integer parent keys give ``int64``, or
+    """As :func:`relanon.multitable.relinking.relink` decides it: integer parent keys give ``int64``, or
     ``Int64`` when some child has no parent; text keys keep the original foreign key's dtype."""
     original = source.dtypes[column]
     if parent.dtypes[parent_key] in ("int64", "Int64"):

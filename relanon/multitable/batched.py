@@ -1,4 +1,4 @@
-"""New primary keys made batch by batch, the same as :func:`relanon.multitable.pipeline.new_keys` makes them
+"""New primary keys made batch by batch, the same as :func:`relanon.multitable.keys.new_keys` makes them
 for a whole table.
 
 A released table is written batch after batch; its row ``r`` (counted over all batches) gets the key the
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from relanon.multitable.pipeline import avoid_source_keys
+from relanon.multitable.keys import avoid_source_keys
 
 
 @dataclass(frozen=True)

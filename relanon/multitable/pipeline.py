@@ -19,22 +19,22 @@ to anonymized parents are re-linked by their link method, since the parents' key
 
 from __future__ import annotations
 
-import uuid
 import warnings
 import zlib
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from relanon.common.errors import DataError, ParameterError, Problem
 from relanon.common.progress import as_progress
+from relanon.engine.avatar import avatarize
 from relanon.engine.deassociate import anatomize, bucketize
-from relanon.engine.factor_space import FactorSpace
-from relanon.engine.neighbours import cross_neighbours
-from relanon.multitable import linking
 from relanon.multitable.anchoring import anchor
-from relanon.schema.graph import Link, child_links, parent_links, topological_order
+from relanon.multitable.keys import new_keys
+from relanon.multitable.relinking import relink
+from relanon.multitable.results import AnonymizationResult, LinkReport, TableRelease
+from relanon.schema.graph import child_links, parent_links, topological_order
 from relanon.schema.model import Schema, Table
 from relanon.schema.shapes import companion_name
 from relanon.schema.validation import check_database
@@ -45,78 +45,6 @@ ANCHOR_CHILDREN = True  # honour ``anchor: true`` links (switched off only to me
 
 class SensitiveChoiceWarning(UserWarning):
     """A link keeps information that weakens privacy (``original_order`` matching)."""
-
-
-@dataclass(frozen=True)
-class LinkReport:
-    """How one foreign key was re-created in the release."""
-
-    parent: str
-    child: str
-    column: str
-    method: str
-    n_children: int
-    n_linked: int
-    seconds: float
-
-    @property
-    def sensitive(self) -> bool:
-        return self.method == "original_order"
-
-
-@dataclass
-class TableRelease:
-    """One released table, with what only the metrics may see (kept in memory, never written).
-
-    ``original_position[r]`` is the position, in the checked original table, of the record that
-    released row ``r`` comes from (its avatar's original for the avatar method; -1 for none).
-    """
-
-    name: str
-    method: str
-    frame: pd.DataFrame
-    original_position: np.ndarray
-    enriched_original: pd.DataFrame | None = None
-    enriched_avatars: pd.DataFrame | None = None
-    enriched_types: dict | None = None
-    enriched_weights: dict | None = None
-    k: int | None = None
-    ncp: int | None = None
-    companion: pd.DataFrame | None = None  # the sensitive table of an anatomized table
-    internal_names: dict = field(default_factory=dict)  # of the enriched tables (see enrichment_names)
-
-
-@dataclass
-class AnonymizationResult:
-    """The released database, and, in memory only, what the evaluation needs.
-
-    Attributes
-    ----------
-    tables : dict of DataFrame
-        The anonymized database, keyed by table name: what is written and released.
-    schema : Schema
-        The schema of the released database.
-    links : list of LinkReport
-        How each foreign key was re-created.
-    sensitive_choices : list of str
-        Choices that weaken privacy (``original_order`` links), to be stated in every output.
-    original : dict of DataFrame
-        The checked original database (private).
-    releases : dict of TableRelease
-        Per table, the avatar <-> original pairing and the enriched tables (private).
-    """
-
-    tables: dict[str, pd.DataFrame]
-    schema: Schema
-    links: list[LinkReport]
-    sensitive_choices: list[str]
-    original: dict[str, pd.DataFrame] = field(repr=False)
-    releases: dict[str, TableRelease] = field(repr=False)
-    timings: dict[str, float] = field(default_factory=dict, repr=False)
-
-    def __repr__(self) -> str:
-        sizes = ", ".join(f"{name}: {len(frame)} rows" for name, frame in self.tables.items())
-        return f"AnonymizationResult({sizes})"
 
 
 def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> AnonymizationResult:
@@ -353,8 +281,6 @@ def deassociated_release(table: Table, frame: pd.DataFrame, rng) -> TableRelease
 
 
 def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_keys, report) -> TableRelease:
-    from relanon.engine.avatar import avatarize
-
     frame = original[table.name]
     enriched, types, weights = enrich(schema, table.name, original, released)
     internal = enrichment_names(schema, table.name)
@@ -390,183 +316,6 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
         table.name, "avatar", released, pairing, enriched_original=enriched, enriched_avatars=avatars,
         enriched_types=types, enriched_weights=weights, k=k, ncp=ncp, internal_names=internal,
     )
-
-
-# --------------------------------------------------------------------------- keys
-
-
-def new_keys(original: pd.Series, source_keys: np.ndarray, rng: np.random.Generator) -> pd.Series:
-    """Fresh primary keys of the same kind as ``original``, none equal to its row's source key.
-
-    Integer keys become 1..n; text keys shaped like ``P0001`` keep their prefix and width; other text
-    keys become random UUIDs drawn from ``rng``. Rows are already shuffled, so the order of the new keys
-    says nothing about the originals.
-    """
-    n = len(source_keys)
-    if pd.api.types.is_integer_dtype(original.dtype):
-        keys = np.arange(1, n + 1, dtype="int64")
-    else:
-        keys = _text_keys(original, n, rng)
-    keys = avoid_source_keys(keys, source_keys, rng)
-    return pd.Series(keys, dtype=original.dtype if n else original.dtype)
-
-
-def _text_keys(original: pd.Series, n: int, rng: np.random.Generator) -> np.ndarray:
-    values = original.dropna().astype(str)
-    shape = values.str.extract(r"^(\D*)(\d+)$")
-    prefixes = shape[0].dropna().unique()
-    if len(values) and shape[1].notna().all() and len(prefixes) == 1:
-        width = max(int(shape[1].str.len().max()), len(str(n)))
-        return np.array([f"{prefixes[0]}{i:0{width}d}" for i in range(1, n + 1)], dtype=object)
-    return np.array([str(uuid.UUID(bytes=rng.bytes(16), version=4)) for _ in range(n)], dtype=object)
-
-
-def avoid_source_keys(keys: np.ndarray, source_keys: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Permute keys so that no row keeps the key of the record it comes from.
-
-    Rotating the keys among the colliding rows removes every collision (keys are unique, so a row
-    never receives its own source key from another colliding row); a single collision is swapped with
-    a random other row.
-    """
-    keys = keys.copy()
-    clash = np.flatnonzero(keys == source_keys)
-    if len(clash) >= 2:
-        keys[clash] = keys[np.roll(clash, -1)]
-    elif len(clash) == 1 and len(keys) > 1:
-        other = (clash[0] + 1 + rng.integers(len(keys) - 1)) % len(keys)
-        keys[[clash[0], other]] = keys[[other, clash[0]]]
-    return keys
-
-
-# --------------------------------------------------------------------------- links
-
-
-def relink(schema: Schema, link: Link, original: dict, releases: dict, rng, progress=None) -> pd.Series:
-    """The new foreign key of every released row of ``link.child``."""
-    child, parent = releases[link.child], releases[link.parent]
-    parent_table = schema[link.parent]
-    parent_keys = parent.frame[parent_table.primary_key]
-    fk_dtype = _foreign_key_dtype(original[link.child][link.column], parent_keys)
-    if len(child.frame) == 0:
-        return pd.Series([], index=child.frame.index, dtype=fk_dtype)
-    if link.method == "original_order" or (child.method != "avatar" and parent.method != "avatar"):
-        # exact links: asked for, or both sides released with their original rows and keys
-        position = _original_parent_positions(link, original, child, parent_table)
-        released_row = _released_row_of_original(parent, len(original[link.parent]))
-        target = np.where(position >= 0, released_row[np.maximum(position, 0)], -1)
-    else:
-        has_parent = _has_parent(link, original, child)
-        target = np.full(len(child.frame), -1)
-        if has_parent.any() and len(parent.frame):
-            target[has_parent] = _match(schema, link, original, child, parent, has_parent, rng, progress)
-    linked = target >= 0
-    values = np.full(len(target), None, dtype=object)
-    values[linked] = parent_keys.to_numpy(dtype=object)[target[linked]]
-    if fk_dtype == "int64" and not linked.all():
-        fk_dtype = "Int64"  # some rows lost their parent (suppressed by anatomization)
-    return pd.Series(values, index=child.frame.index).astype(fk_dtype)
-
-
-def _foreign_key_dtype(original_fk: pd.Series, parent_keys: pd.Series):
-    if pd.api.types.is_integer_dtype(parent_keys.dtype):
-        return "Int64" if str(original_fk.dtype) == "Int64" or original_fk.isna().any() else "int64"
-    return original_fk.dtype
-
-
-def _original_parent_positions(link: Link, original: dict, child: TableRelease, parent_table: Table) -> np.ndarray:
-    """For each released child row, the position of its original record's parent (-1 for none)."""
-    parent_keys = original[link.parent][parent_table.primary_key]
-    index = pd.Index(parent_keys.to_numpy())
-    fk = original[link.child][link.column].to_numpy()[child.original_position]
-    position = index.get_indexer(pd.Series(fk).to_numpy())
-    return position
-
-
-def _released_row_of_original(release: TableRelease, n_original: int) -> np.ndarray:
-    """For each original row of a table, the released row coming from it (-1 when none)."""
-    row = np.full(n_original, -1)
-    valid = release.original_position >= 0
-    row[release.original_position[valid]] = np.flatnonzero(valid)
-    return row
-
-
-def _has_parent(link: Link, original: dict, child: TableRelease) -> np.ndarray:
-    present = child.internal_names.get(("present", link.column))
-    if child.enriched_avatars is not None and present in child.enriched_avatars:
-        return child.enriched_avatars[present].to_numpy(dtype=bool)
-    fk = original[link.child][link.column].to_numpy()[child.original_position]
-    return pd.notna(fk)
-
-
-def _match(schema, link: Link, original, child: TableRelease, parent: TableRelease, has_parent, rng, progress=None):
-    """Released parent row for each child row that has a parent, by the link's method."""
-    parent_table = schema[link.parent]
-    columns = {c.name: c.type for c in parent_table.released_columns if c.name in parent.frame.columns}
-    children = _child_side(link, original, child, parent_table, columns)[has_parent]
-    space = _parent_space(parent_table, original[link.parent], columns, rng)
-    parent_coords, child_coords = (_project(space, frame, columns) for frame in (parent.frame, children))
-    n_children = int(has_parent.sum())
-    if link.method == "minimum_distance":
-        if parent_coords.shape[1] == 0:
-            return rng.integers(len(parent.frame), size=n_children)
-        return linking.match_minimum_distance(child_coords, parent_coords)
-    expected = _expected_counts(link, original, parent, parent_table)
-    candidates = _plausible_counts(link, original, parent_table, space, parent_coords, columns, parent.k)
-    counts = linking.allocate_counts(expected, n_children, candidates=candidates, random_state=rng)
-    if parent_coords.shape[1] == 0:
-        return rng.permutation(np.repeat(np.arange(len(parent.frame)), counts))
-    return linking.match_linear_sum(child_coords, parent_coords, counts, random_state=rng, progress=progress)
-
-
-def _plausible_counts(link: Link, original, parent_table: Table, space, parent_coords, columns, k) -> np.ndarray | None:
-    """For each released parent, the numbers of children of its ``k`` nearest original parents.
-
-    They let :func:`relanon.multitable.linking.allocate_counts` correct a total that sampling noise
-    moved (a few tens of parents) with counts a parent like this one has, rather than stretching.
-    """
-    parents = original[link.parent]
-    if space is None or k is None or len(parents) < 2:
-        return None
-    counts = original[link.child][link.column].value_counts()
-    own_counts = counts.reindex(parents[parent_table.primary_key].to_numpy(), fill_value=0).to_numpy(dtype=float)
-    near = cross_neighbours(_project(space, parents, columns), parent_coords, k=min(k, len(parents)))
-    return own_counts[near.indices]
-
-
-def _child_side(link: Link, original, child: TableRelease, parent_table: Table, columns: dict) -> pd.DataFrame:
-    """The parent's columns as the released child rows see them (avatarized broadcast, or original)."""
-    if child.enriched_avatars is not None:
-        source = child.enriched_avatars
-        names = child.internal_names
-        return pd.DataFrame({c: source[names[("parent", link.column, c)]] for c in columns}, index=source.index)
-    # a child released with its original rows: the parent's values through its original foreign key
-    parent_frame = original[link.parent].set_index(parent_table.primary_key)
-    keys = original[link.child][link.column].to_numpy()[child.original_position]
-    return pd.DataFrame({c: parent_frame[c].reindex(keys).reset_index(drop=True) for c in columns})
-
-
-def _parent_space(parent_table: Table, parent_original, columns, rng):
-    """The factor space of the parent's original columns, where parents and children are matched."""
-    if not columns:
-        return None
-    weights = {c.name: c.weight for c in parent_table.released_columns if c.name in columns}
-    # seeded: above DENSE_LIMIT coded columns (a parent with a high-cardinality column) the axes come
-    # from Lanczos iterations whose start vector would otherwise change the links on every run
-    return FactorSpace(columns, weights=weights, random_state=rng).fit(parent_original[list(columns)])
-
-
-def _project(space, frame, columns) -> np.ndarray:
-    return np.empty((len(frame), 0)) if space is None else space.transform(frame[list(columns)])
-
-
-def _expected_counts(link: Link, original, parent: TableRelease, parent_table: Table) -> np.ndarray:
-    """Children expected per released parent row: avatarized for avatar parents, true otherwise."""
-    name = parent.internal_names.get(("count", link.child, link.column))
-    if parent.enriched_avatars is not None and name in parent.enriched_avatars:
-        return parent.enriched_avatars[name].to_numpy(dtype=float)
-    counts = original[link.child][link.column].value_counts()
-    keys = parent.frame[parent_table.primary_key].to_numpy()
-    return counts.reindex(keys, fill_value=0).to_numpy(dtype=float)
 
 
 # --------------------------------------------------------------------------- anchoring

@@ -21,7 +21,8 @@ import pandas as pd
 from relanon.common.errors import DataError, Problem
 from relanon.common.exact import exact_codes, row_per_code
 from relanon.schema.graph import Link, child_links, parent_links
-from relanon.schema.model import NUMERIC_TYPES, Schema
+from relanon.schema.model import Schema
+from relanon.schema.vocabulary import NUMERIC_TYPES
 
 STANDALONE = "STANDALONE"
 TO_TOP_ENRICHED = "TO_TOP_ENRICHED"

@@ -1,0 +1,53 @@
+"""New keys for a release: fresh primary keys of the same kind as the originals, none equal to the
+key of the record its row comes from.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import numpy as np
+import pandas as pd
+
+
+def new_keys(original: pd.Series, source_keys: np.ndarray, rng: np.random.Generator) -> pd.Series:
+    """Fresh primary keys of the same kind as ``original``, none equal to its row's source key.
+
+    Integer keys become 1..n; text keys shaped like ``P0001`` keep their prefix and width; other text
+    keys become random UUIDs drawn from ``rng``. Rows are already shuffled, so the order of the new keys
+    says nothing about the originals.
+    """
+    n = len(source_keys)
+    if pd.api.types.is_integer_dtype(original.dtype):
+        keys = np.arange(1, n + 1, dtype="int64")
+    else:
+        keys = _text_keys(original, n, rng)
+    keys = avoid_source_keys(keys, source_keys, rng)
+    return pd.Series(keys, dtype=original.dtype if n else original.dtype)
+
+
+def _text_keys(original: pd.Series, n: int, rng: np.random.Generator) -> np.ndarray:
+    values = original.dropna().astype(str)
+    shape = values.str.extract(r"^(\D*)(\d+)$")
+    prefixes = shape[0].dropna().unique()
+    if len(values) and shape[1].notna().all() and len(prefixes) == 1:
+        width = max(int(shape[1].str.len().max()), len(str(n)))
+        return np.array([f"{prefixes[0]}{i:0{width}d}" for i in range(1, n + 1)], dtype=object)
+    return np.array([str(uuid.UUID(bytes=rng.bytes(16), version=4)) for _ in range(n)], dtype=object)
+
+
+def avoid_source_keys(keys: np.ndarray, source_keys: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Permute keys so that no row keeps the key of the record it comes from.
+
+    Rotating the keys among the colliding rows removes every collision (keys are unique, so a row
+    never receives its own source key from another colliding row); a single collision is swapped with
+    a random other row.
+    """
+    keys = keys.copy()
+    clash = np.flatnonzero(keys == source_keys)
+    if len(clash) >= 2:
+        keys[clash] = keys[np.roll(clash, -1)]
+    elif len(clash) == 1 and len(keys) > 1:
+        other = (clash[0] + 1 + rng.integers(len(keys) - 1)) % len(keys)
+        keys[[clash[0], other]] = keys[[other, clash[0]]]
+    return keys

@@ -1,0 +1,144 @@
+"""The foreign keys of a release: each released child row linked to a released parent, by the link's
+method (``linear_sum``, ``minimum_distance``, ``original_order``), in a factor space of the parent's
+columns fitted on the original parents.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from relanon.engine.factor_space import FactorSpace
+from relanon.engine.neighbours import cross_neighbours
+from relanon.multitable import linking
+from relanon.multitable.results import TableRelease
+from relanon.schema.graph import Link
+from relanon.schema.model import Schema, Table
+
+
+def relink(schema: Schema, link: Link, original: dict, releases: dict, rng, progress=None) -> pd.Series:
+    """The new foreign key of every released row of ``link.child``."""
+    child, parent = releases[link.child], releases[link.parent]
+    parent_table = schema[link.parent]
+    parent_keys = parent.frame[parent_table.primary_key]
+    fk_dtype = _foreign_key_dtype(original[link.child][link.column], parent_keys)
+    if len(child.frame) == 0:
+        return pd.Series([], index=child.frame.index, dtype=fk_dtype)
+    if link.method == "original_order" or (child.method != "avatar" and parent.method != "avatar"):
+        # exact links: asked for, or both sides released with their original rows and keys
+        position = _original_parent_positions(link, original, child, parent_table)
+        released_row = _released_row_of_original(parent, len(original[link.parent]))
+        target = np.where(position >= 0, released_row[np.maximum(position, 0)], -1)
+    else:
+        has_parent = _has_parent(link, original, child)
+        target = np.full(len(child.frame), -1)
+        if has_parent.any() and len(parent.frame):
+            target[has_parent] = _match(schema, link, original, child, parent, has_parent, rng, progress)
+    linked = target >= 0
+    values = np.full(len(target), None, dtype=object)
+    values[linked] = parent_keys.to_numpy(dtype=object)[target[linked]]
+    if fk_dtype == "int64" and not linked.all():
+        fk_dtype = "Int64"  # some rows lost their parent (suppressed by anatomization)
+    return pd.Series(values, index=child.frame.index).astype(fk_dtype)
+
+
+def _foreign_key_dtype(original_fk: pd.Series, parent_keys: pd.Series):
+    if pd.api.types.is_integer_dtype(parent_keys.dtype):
+        return "Int64" if str(original_fk.dtype) == "Int64" or original_fk.isna().any() else "int64"
+    return original_fk.dtype
+
+
+def _original_parent_positions(link: Link, original: dict, child: TableRelease, parent_table: Table) -> np.ndarray:
+    """For each released child row, the position of its original record's parent (-1 for none)."""
+    parent_keys = original[link.parent][parent_table.primary_key]
+    index = pd.Index(parent_keys.to_numpy())
+    fk = original[link.child][link.column].to_numpy()[child.original_position]
+    position = index.get_indexer(pd.Series(fk).to_numpy())
+    return position
+
+
+def _released_row_of_original(release: TableRelease, n_original: int) -> np.ndarray:
+    """For each original row of a table, the released row coming from it (-1 when none)."""
+    row = np.full(n_original, -1)
+    valid = release.original_position >= 0
+    row[release.original_position[valid]] = np.flatnonzero(valid)
+    return row
+
+
+def _has_parent(link: Link, original: dict, child: TableRelease) -> np.ndarray:
+    present = child.internal_names.get(("present", link.column))
+    if child.enriched_avatars is not None and present in child.enriched_avatars:
+        return child.enriched_avatars[present].to_numpy(dtype=bool)
+    fk = original[link.child][link.column].to_numpy()[child.original_position]
+    return pd.notna(fk)
+
+
+def _match(schema, link: Link, original, child: TableRelease, parent: TableRelease, has_parent, rng, progress=None):
+    """Released parent row for each child row that has a parent, by the link's method."""
+    parent_table = schema[link.parent]
+    columns = {c.name: c.type for c in parent_table.released_columns if c.name in parent.frame.columns}
+    children = _child_side(link, original, child, parent_table, columns)[has_parent]
+    space = _parent_space(parent_table, original[link.parent], columns, rng)
+    parent_coords, child_coords = (_project(space, frame, columns) for frame in (parent.frame, children))
+    n_children = int(has_parent.sum())
+    if link.method == "minimum_distance":
+        if parent_coords.shape[1] == 0:
+            return rng.integers(len(parent.frame), size=n_children)
+        return linking.match_minimum_distance(child_coords, parent_coords)
+    expected = _expected_counts(link, original, parent, parent_table)
+    candidates = _plausible_counts(link, original, parent_table, space, parent_coords, columns, parent.k)
+    counts = linking.allocate_counts(expected, n_children, candidates=candidates, random_state=rng)
+    if parent_coords.shape[1] == 0:
+        return rng.permutation(np.repeat(np.arange(len(parent.frame)), counts))
+    return linking.match_linear_sum(child_coords, parent_coords, counts, random_state=rng, progress=progress)
+
+
+def _plausible_counts(link: Link, original, parent_table: Table, space, parent_coords, columns, k) -> np.ndarray | None:
+    """For each released parent, the numbers of children of its ``k`` nearest original parents.
+
+    They let :func:`relanon.multitable.linking.allocate_counts` correct a total that sampling noise
+    moved (a few tens of parents) with counts a parent like this one has, rather than stretching.
+    """
+    parents = original[link.parent]
+    if space is None or k is None or len(parents) < 2:
+        return None
+    counts = original[link.child][link.column].value_counts()
+    own_counts = counts.reindex(parents[parent_table.primary_key].to_numpy(), fill_value=0).to_numpy(dtype=float)
+    near = cross_neighbours(_project(space, parents, columns), parent_coords, k=min(k, len(parents)))
+    return own_counts[near.indices]
+
+
+def _child_side(link: Link, original, child: TableRelease, parent_table: Table, columns: dict) -> pd.DataFrame:
+    """The parent's columns as the released child rows see them (avatarized broadcast, or original)."""
+    if child.enriched_avatars is not None:
+        source = child.enriched_avatars
+        names = child.internal_names
+        return pd.DataFrame({c: source[names[("parent", link.column, c)]] for c in columns}, index=source.index)
+    # a child released with its original rows: the parent's values through its original foreign key
+    parent_frame = original[link.parent].set_index(parent_table.primary_key)
+    keys = original[link.child][link.column].to_numpy()[child.original_position]
+    return pd.DataFrame({c: parent_frame[c].reindex(keys).reset_index(drop=True) for c in columns})
+
+
+def _parent_space(parent_table: Table, parent_original, columns, rng):
+    """The factor space of the parent's original columns, where parents and children are matched."""
+    if not columns:
+        return None
+    weights = {c.name: c.weight for c in parent_table.released_columns if c.name in columns}
+    # seeded: above DENSE_LIMIT coded columns (a parent with a high-cardinality column) the axes come
+    # from Lanczos iterations whose start vector would otherwise change the links on every run
+    return FactorSpace(columns, weights=weights, random_state=rng).fit(parent_original[list(columns)])
+
+
+def _project(space, frame, columns) -> np.ndarray:
+    return np.empty((len(frame), 0)) if space is None else space.transform(frame[list(columns)])
+
+
+def _expected_counts(link: Link, original, parent: TableRelease, parent_table: Table) -> np.ndarray:
+    """Children expected per released parent row: avatarized for avatar parents, true otherwise."""
+    name = parent.internal_names.get(("count", link.child, link.column))
+    if parent.enriched_avatars is not None and name in parent.enriched_avatars:
+        return parent.enriched_avatars[name].to_numpy(dtype=float)
+    counts = original[link.child][link.column].value_counts()
+    keys = parent.frame[parent_table.primary_key].to_numpy()
+    return counts.reindex(keys, fill_value=0).to_numpy(dtype=float)

@@ -1,0 +1,14 @@
+"""The words of the schema file: column types, methods, link methods, and their limits.
+
+At the bottom of the schema layer: the model, the parser and the checks of meaning share them.
+"""
+
+from __future__ import annotations
+
+COLUMN_TYPES = ("continuous", "integer", "categorical", "boolean", "datetime", "drop")
+NUMERIC_TYPES = ("continuous", "integer", "datetime")
+LINK_METHODS = ("linear_sum", "minimum_distance", "original_order")
+METHODS = ("avatar", "keep", "anatomize", "bucketize")
+DEFAULT_K = {"avatar": 10, "bucketize": 5}
+FORMAT_VERSION = 1
+MAX_WEIGHT = 1_000_000.0
