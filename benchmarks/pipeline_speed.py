@@ -34,8 +34,8 @@ def measure(scale: float) -> dict:
             return super().__exit__(*exc)
 
     class MeasuredProgress(Progress):
-        def step(self, label):
-            return MeasuredStep(self, label)
+        def step(self, label, total=None, unit="steps"):
+            return MeasuredStep(self, label, total, unit)
 
     peaks: dict[str, int] = {}
     schema, database = datasets.hospital(scale=scale, seed=0)

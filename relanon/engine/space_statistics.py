@@ -89,7 +89,7 @@ class CategoricalSummary:
 
 def distinct_cap(n_rows: int) -> int:
     """Distinct values of a numeric column counted exactly: beyond, the column has neither a small set of
-    values nor few values (:func:`~relanon.engine.factor_space.small_support`, ``few_values``).
+    values nor few values (:func:`~relanon.engine.columns.small_support`, ``few_values``).
 
     Examples
     --------
