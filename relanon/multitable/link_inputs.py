@@ -12,6 +12,7 @@ from relanon.common.errors import ParameterError, format_examples
 
 
 def as_matrix(coords, name: str) -> np.ndarray:
+    """Coordinates as a float matrix (one row per point); a vector is one coordinate per row."""
     try:
         points = np.asarray(coords, dtype=np.float64)
     except (TypeError, ValueError) as error:
@@ -32,6 +33,7 @@ def as_matrix(coords, name: str) -> np.ndarray:
 
 
 def validated_counts(counts, n_parents: int, n_children: int) -> np.ndarray:
+    """Children per parent: non-negative integers, one per parent, summing to the number of children."""
     values = as_int_vector(counts, "counts")
     if values.shape != (n_parents,):
         raise ParameterError(f"counts must give one count per parent ({n_parents}), got shape {values.shape}")
@@ -49,6 +51,7 @@ def validated_counts(counts, n_parents: int, n_children: int) -> np.ndarray:
 
 
 def as_int_vector(values, name: str) -> np.ndarray:
+    """A 1-D vector of integers, or an error naming the argument."""
     array = np.asarray(values)
     if array.ndim != 1:
         raise ParameterError(f"{name} must be a 1-D array, got shape {array.shape}")
@@ -69,6 +72,7 @@ def as_int_vector(values, name: str) -> np.ndarray:
 
 
 def as_float_vector(values, name: str) -> np.ndarray:
+    """A 1-D vector of floats, or an error naming the argument."""
     try:
         array = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as error:
@@ -79,16 +83,19 @@ def as_float_vector(values, name: str) -> np.ndarray:
 
 
 def as_count(value, name: str, minimum: int = 0) -> int:
+    """A non-negative integer (at least ``minimum``), or an error naming the argument."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
 
 
 def optional_count(value, name: str, minimum: int = 0) -> int | None:
+    """``None``, or a count as :func:`as_count` checks it."""
     return None if value is None else as_count(value, name, minimum)
 
 
 def generator(random_state) -> np.random.Generator:
+    """A numpy Generator from ``random_state``: an integer, a SeedSequence, a Generator, or None (fresh entropy)."""
     try:
         return np.random.default_rng(random_state)
     except (TypeError, ValueError) as error:

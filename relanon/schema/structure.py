@@ -14,6 +14,7 @@ from relanon.schema.vocabulary import LINK_METHODS, MAX_WEIGHT, METHODS
 if TYPE_CHECKING:
     from relanon.schema.model import Schema, Table
 
+
 def structure_problems(schema: Schema) -> list[Problem]:
     """Every problem of meaning in a schema: links, cycles, keys, roles, method parameters."""
     problems: list[Problem] = []

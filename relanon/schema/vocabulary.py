@@ -5,10 +5,12 @@ At the bottom of the schema layer: the model, the parser and the checks of meani
 
 from __future__ import annotations
 
+from relanon.common.options import LinkMethod, Method
+
 COLUMN_TYPES = ("continuous", "integer", "categorical", "boolean", "datetime", "drop")
 NUMERIC_TYPES = ("continuous", "integer", "datetime")
-LINK_METHODS = ("linear_sum", "minimum_distance", "original_order")
-METHODS = ("avatar", "keep", "anatomize", "bucketize")
+LINK_METHODS = tuple(m.value for m in LinkMethod)  # ("linear_sum", "minimum_distance", "original_order")
+METHODS = tuple(m.value for m in Method)  # ("avatar", "keep", "anatomize", "bucketize")
 DEFAULT_K = {"avatar": 10, "bucketize": 5}
 FORMAT_VERSION = 1
 MAX_WEIGHT = 1_000_000.0
