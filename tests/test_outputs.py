@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from workspace import make_workspace, snapshot
 
-import relanon.stores.io as io_module
+import relanon.stores.folder as folder_module
 import relanon.stores.sqlite as sqlite_module
 from relanon.cli import main
 from relanon.common.atomic import remove_stale_temporaries
@@ -157,13 +157,13 @@ def test_stale_temporaries_of_the_same_output_are_removed_and_live_ones_kept(ws)
 
 
 def test_sigterm_during_the_write_cleans_up_like_ctrl_c(ws, monkeypatch, capsys):
-    as_text = io_module._as_csv_text
+    as_text = folder_module._as_csv_text
 
     def terminated(frame):
         os.kill(os.getpid(), signal.SIGTERM)  # the handler raises in this (main) thread
         return as_text(frame)
 
-    monkeypatch.setattr(io_module, "_as_csv_text", terminated)
+    monkeypatch.setattr(folder_module, "_as_csv_text", terminated)
     before = snapshot(ws)
     assert anonymize(ws, "out", "--no-report") == 143
     assert "terminated" in capsys.readouterr().err
