@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.errors import DataError, ParameterError, Problem
-from relanon.common.options import Method, closest_name, did_you_mean
+from relanon.common.options import Method, did_you_mean
 from relanon.schema.coercion import COERCERS, INTEGER, MISSING_MARKERS, Issue, coerce_key, key_kind
 from relanon.schema.graph import connected_groups, topological_order
 from relanon.schema.model import Schema, Table
@@ -51,7 +51,6 @@ from relanon.schema.shapes import companion_name, companion_table, looks_release
 
 __all__ = [
     "MISSING_MARKERS",
-    "closest_name",  # read by relanon.stores.io
     "check_database",
     "coerce_database",
     "coerce_table",

@@ -33,10 +33,11 @@ import pandas as pd
 
 from relanon.common.atomic import write_text_atomically
 from relanon.common.errors import DataError, ParameterError, Problem, StorageError
+from relanon.common.options import closest_name
 from relanon.schema.model import Schema
 from relanon.schema.proposal import DeclaredKeys
 from relanon.schema.shapes import companion_name
-from relanon.schema.validation import closest_name, coerce_database
+from relanon.schema.validation import coerce_database
 from relanon.stores.base import Store, is_url, shown
 from relanon.stores.folder import FOLDER_SUFFIX, FolderStore, files_with, write_folder
 from relanon.stores.outputs import (
