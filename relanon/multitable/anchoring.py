@@ -41,6 +41,7 @@ from relanon.engine.neighbours import cross_neighbours
 
 DONORS_PER_K = 4  # donor parents per neighbour of the avatar method: room to surround the linked parent
 JOINT_DONORS = 1
+RELEVANT_SEARCH = int(__import__("os").environ.get("RELANON_RELEVANT", "1"))  # TEMP
 KEEP_BELOW = 0.3
 RELEVANCE_POWER = 1.0
 SAME_CATEGORIES = 1
@@ -99,8 +100,10 @@ def anchor(original: pd.DataFrame, targets: pd.DataFrame, types: dict, weights: 
     n_groups = int(groups.max()) + 1
     representative = np.unique(groups, return_index=True)[1]
 
+    anchor_weight, own_weight = dependence(original, own, anchors, types)
+    relevance = dict(zip(anchors, anchor_weight if RELEVANT_SEARCH else np.ones(len(anchors)), strict=True))
     parent_space = FactorSpace({c: types[c] for c in anchors}, n_components=_all_axes(original, anchors, types),
-                               weights={c: weights.get(c, 1.0) for c in anchors}).fit(original[anchors])
+                               weights={c: weights.get(c, 1.0) * relevance[c] for c in anchors}).fit(original[anchors])
     m = min(n_groups, max(2, DONORS_PER_K * k))
     near = cross_neighbours(parent_space.transform(original[anchors].iloc[representative]),
                             parent_space.transform(targets[anchors]), k=m)
@@ -121,7 +124,6 @@ def anchor(original: pd.DataFrame, targets: pd.DataFrame, types: dict, weights: 
     else:
         distance = near.distances + own_distance
     prior = neighbour_weights(distance, weight_rng)
-    anchor_weight, own_weight = dependence(original, own, anchors, types)
     mismatch = PARENT_WEIGHT * _mismatches(original, targets, anchors, types, donors) * anchor_weight[None, :, None]
     # the child's own avatar values are asked for too, those that do not follow the parent firmly
     likeness = _mismatches(original, targets, own, types, donors) * own_weight[None, :, None]
