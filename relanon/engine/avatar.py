@@ -19,10 +19,11 @@ from relanon.common.errors import ParameterError
 from relanon.engine.columns import NUMERIC_KINDS, check_columns_present, column_types, numeric_values, restore_numeric
 from relanon.engine.factor_space import FactorSpace
 from relanon.engine.neighbours import Neighbours, cross_neighbours, self_neighbours
+from relanon.schema import vocabulary
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_K = 10
+DEFAULT_K = vocabulary.DEFAULT_K["avatar"]
 # Added to neighbour distances so that exact duplicates (distance 0) get a large, finite weight.
 DISTANCE_EPSILON = 1e-9
 MIN_ROWS = 3

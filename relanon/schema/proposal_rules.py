@@ -11,6 +11,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from relanon.schema import vocabulary
+
 ID_WORDS = ("id", "key", "uuid", "guid", "pk")
 WEAK_KEY_WORDS = ("code", "no", "nr", "num", "number", "ref", "reference", "identifier")
 CODE_WORDS = ("zip", "zipcode", "postal", "postcode", "code", "phone", "tel", "fax", "fips", "insee", "icd", "naf")
@@ -42,7 +44,8 @@ NEARLY_UNIQUE = 0.9
 """Text with at least this share of distinct values among its non-missing cells is proposed as drop."""
 SMALLEST_AVATAR_TABLE = 3
 """Tables with fewer rows are kept as they are (``anonymize: {method: keep}``)."""
-DEFAULT_K = 10
+DEFAULT_K = vocabulary.DEFAULT_K["avatar"]
+"""The avatar method's default k, below which a table is too small for it."""
 
 
 @dataclass(frozen=True)
