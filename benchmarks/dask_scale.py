@@ -9,7 +9,12 @@ bounded by the batch and block sizes, not grow with the database.
 
     python benchmarks/dask_scale.py                          # scales 10 30 100, 2 workers
     python benchmarks/dask_scale.py 1 10 --workers 1 2       # time against the number of workers
+    python benchmarks/dask_scale.py 3 --workers 1 2 --batch-size 50000 --block-size 50000   # the same, smaller
     python benchmarks/dask_scale.py 100 --data-dir /big/tmp  # where the generated data goes (about 0.5 GB at 100)
+
+With ``--data-dir``, a database generated there before (``scale-100/schema.json`` present) is reused and
+kept, so the generation (minutes at scale 100) is paid once; without it, everything goes to a temporary
+folder removed at the end.
 """
 
 from __future__ import annotations
@@ -48,15 +53,15 @@ def generate(scale: float, folder: Path) -> dict:
     return rows
 
 
-def run(folder: Path, workers: int, batch_size: int | None, out: Path) -> dict:
+def run(folder: Path, workers: int, batch_size: int | None, block_size: int | None, out: Path, live: bool) -> dict:
     from relanon import datasets
     from relanon.common.progress import Progress
     from relanon.distributed import anonymize_dataset
 
     schema = datasets.hospital_schema()
-    progress = Progress(quiet=True)
+    progress = Progress(quiet=not live, bars=False)  # live: one line per step on standard error, as it ends
     started = time.perf_counter()
-    result = anonymize_dataset(schema, folder, out, workers=workers, batch_size=batch_size, random_state=0,
+    result = anonymize_dataset(schema, folder, out, workers=workers, batch_size=batch_size, block_size=block_size, random_state=0,
                                progress=progress, overwrite=True)
     seconds = time.perf_counter() - started
     client = result.peaks.pop("client")
@@ -69,14 +74,16 @@ def child(argv: list[str]) -> None:
     if argv[0] == "generate":
         print(json.dumps(generate(float(argv[1]), Path(argv[2]))))
     else:
-        batch = None if argv[3] == "default" else int(argv[3])
-        print(json.dumps(run(Path(argv[1]), int(argv[2]), batch, Path(argv[4]))))
+        batch, block = (None if a == "default" else int(a) for a in argv[3:5])
+        print(json.dumps(run(Path(argv[1]), int(argv[2]), batch, block, Path(argv[5]), argv[6] == "live")))
 
 
-def _in_child(*args) -> dict:
-    done = subprocess.run([sys.executable, __file__, "--child", *map(str, args)], capture_output=True, text=True)
+def _in_child(*args, live: bool = False) -> dict:
+    """Run a step in a process of its own; ``live``: its standard error (the run's steps) goes straight through."""
+    done = subprocess.run([sys.executable, __file__, "--child", *map(str, args)], stdout=subprocess.PIPE,
+                          stderr=None if live else subprocess.PIPE, text=True)
     if done.returncode:
-        sys.stderr.write(done.stderr[-4000:])
+        sys.stderr.write((done.stderr or "")[-4000:])
         raise SystemExit(f"the child process failed ({args[0]})")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -88,20 +95,27 @@ def main() -> None:
     parser.add_argument("scales", type=float, nargs="*", default=[10, 30, 100])
     parser.add_argument("--workers", type=int, nargs="+", default=[2])
     parser.add_argument("--batch-size", type=int, default=None, help="rows per batch (default: the engine's)")
+    parser.add_argument("--block-size", type=int, default=None,
+                        help="children per block of a linear_sum link (default: the engine's)")
     parser.add_argument("--data-dir", default=None, help="where the generated databases go (default: a temporary folder)")
-    parser.add_argument("--steps", action="store_true", help="also print the time of every step")
+    parser.add_argument("--steps", action="store_true", help="also print every step as it ends (standard error) and the time of each")
     args = parser.parse_args()
-    base = Path(tempfile.mkdtemp(prefix="relanon-dask-scale-", dir=args.data_dir))
+    keep = args.data_dir is not None
+    base = Path(args.data_dir) if keep else Path(tempfile.mkdtemp(prefix="relanon-dask-scale-"))
+    base.mkdir(parents=True, exist_ok=True)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; data in {base}", flush=True)
     try:
         for scale in args.scales:
             folder = base / f"scale-{scale:g}"
             started = time.perf_counter()
-            rows = _in_child("generate", scale, folder)
+            reused = (folder / "schema.json").is_file()
+            rows = json.loads((folder / "schema.json").read_text())["rows"] if reused else _in_child("generate", scale, folder)
             print(f"scale {scale:g}: {sum(rows.values()):,} rows ({', '.join(f'{n} {r:,}' for n, r in rows.items())}); "
-                  f"generated in {time.perf_counter() - started:.0f} s", flush=True)
+                  + ("reused" if reused else f"generated in {time.perf_counter() - started:.0f} s"), flush=True)
             for workers in args.workers:
-                figures = _in_child("run", folder, workers, args.batch_size or "default", base / "release")
+                figures = _in_child("run", folder, workers, args.batch_size or "default",
+                                  args.block_size or "default", base / f"release-{scale:g}-{workers}",
+                                  "live" if args.steps else "quiet", live=args.steps)
                 peaks = ", ".join(f"{g:.2f}" for g in figures["worker_gb"])
                 print(f"  {workers} worker{'s' if workers > 1 else ''}: {figures['seconds']:.0f} s, peak memory per "
                       f"worker {peaks} GB, client {figures['client_gb']:.2f} GB (batches of {figures['batch_size']:,}; "
@@ -109,9 +123,12 @@ def main() -> None:
                 if args.steps:
                     for label, seconds in figures["steps"].items():
                         print(f"      {label}: {seconds} s")
-            shutil.rmtree(folder, ignore_errors=True)
+                shutil.rmtree(base / f"release-{scale:g}-{workers}", ignore_errors=True)
+            if not keep:
+                shutil.rmtree(folder, ignore_errors=True)
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -346,3 +346,68 @@ def test_counts_of_a_20_parent_link_keep_their_shape():
     ks_kept = stats.ks_2samp(original, kept).statistic
     assert ks_kept < ks_stretched
     assert 1 - ks_kept >= 0.8
+
+
+# --------------------------------------------------------------------------- repairs of blocks solved apart (Dask engine)
+
+
+def test_border_band_is_the_group_straddling_the_border():
+    points = np.arange(100.0)[:, None]
+    labels = (points[:, 0] >= 45).astype(int)
+    band = linking.border_band(points, labels, 10, random_state=0)
+    # in one dimension the groups are runs of consecutive points (7 to 10 of them, by median cuts): the
+    # band is the one run holding both 44 and 45
+    assert 7 <= len(band) <= 10 and {44, 45} <= set(band.tolist())
+    np.testing.assert_array_equal(band, np.arange(band[0], band[0] + len(band)))
+    assert len(linking.border_band(points, np.zeros(100, dtype=int), 10, random_state=0)) == 0
+    assert len(linking.border_band(points, (points[:, 0] >= 50).astype(int), 10, random_state=0)) == 0  # a cut
+
+
+def two_blocks_solved_apart(seed: int):
+    """Children and slots cut at the median of the first axis, each half solved exactly on its own."""
+    children, parents, counts = clustered(600, seed, d=3)
+    slots = parents[np.repeat(np.arange(len(parents)), counts)]
+    labels = (children[:, 0] > np.median(children[:, 0])).astype(int)
+    slot_side = np.zeros(len(slots), dtype=int)
+    slot_side[np.argsort(slots[:, 0], kind="stable")[len(slots) - labels.sum():]] = 1
+    slot = np.empty(len(children), dtype=np.int64)
+    for side in (0, 1):
+        mine, theirs = np.flatnonzero(labels == side), np.flatnonzero(slot_side == side)
+        slot[mine] = theirs[linear_sum_assignment(cdist(children[mine], slots[theirs]))[1]]
+    return children, slots, slot, labels
+
+
+def slot_total(children, slots, slot) -> float:
+    return float(np.linalg.norm(children - slots[slot], axis=1).sum())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_border_repair_never_raises_the_total_and_touches_only_the_band(seed):
+    children, slots, slot, labels = two_blocks_solved_apart(seed)
+    before = slot_total(children, slots, slot)
+    repaired = linking.repair_borders(children, slots, slot, labels, width=40, passes=2, block_size=20, random_state=seed)
+    assert np.array_equal(np.sort(repaired), np.arange(len(slot)))
+    assert slot_total(children, slots, repaired) < before  # halves solved apart leave something across the border
+    moved = np.flatnonzero(repaired != slot)
+    band = linking.border_band(children, labels, 40, random_state=seed)  # the same draw as the repair's first
+    assert 0 < len(band) < len(slot) and set(moved.tolist()) <= set(band.tolist())
+    # only children of groups mixing both halves move, and those lie near the border (the median of axis 0)
+    border = np.median(children[:, 0])
+    assert np.median(np.abs(children[moved, 0] - border)) < np.median(np.abs(children[:, 0] - border))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_border_repair_as_wide_as_everything_finds_the_optimum(seed):
+    children, slots, slot, labels = two_blocks_solved_apart(seed)
+    best = cdist(children, slots)[linear_sum_assignment(cdist(children, slots))].sum()
+    repaired = linking.repair_borders(children, slots, slot, labels, width=len(slot), passes=1, block_size=len(slot),
+                                      random_state=seed)
+    assert slot_total(children, slots, slot) > best + 1e-9  # the blocks alone miss the optimum
+    assert slot_total(children, slots, repaired) == pytest.approx(best, rel=1e-12)
+
+
+def test_border_repair_rejects_bad_input():
+    with pytest.raises(ParameterError, match="permutation"):
+        linking.repair_borders([[0.0], [1.0]], [[0.0], [1.0]], [0, 0], [0, 1], width=2, passes=1)
+    with pytest.raises(ParameterError, match="one block per child"):
+        linking.repair_borders([[0.0], [1.0]], [[0.0], [1.0]], [0, 1], [0], width=2, passes=1)

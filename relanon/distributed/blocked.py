@@ -8,12 +8,16 @@
    child it receives).
 2. *Blocks.* Children and slots are ranked along the cells of a tree fitted on a seeded sample of the
    children (:mod:`relanon.multitable.blocks`) and cut at the same ranks into blocks of
-   :data:`BLOCK_CHILDREN` children and as many slots; each block is solved on a worker as one machine
-   would solve a link of that size (:func:`relanon.multitable.linking.match_linear_sum`).
-3. *Repairs.* :data:`REPAIR_PASSES` times, the children are regrouped along a randomly rotated cut and
-   each group re-solved with the slots its members hold (:func:`relanon.multitable.linking.repair_assignment`):
-   a child left on the wrong side of a block's border finds its parent in a later group, and the total
-   distance never rises.
+   :data:`BLOCK_CHILDREN` children and as many slots; each block is solved on a worker with
+   :func:`relanon.multitable.linking.match_linear_sum`, in the small groups and with the repair passes one
+   machine uses for the whole link (:func:`relanon.multitable.linking.blocked_settings`): the same work per
+   child as the local engine.
+3. *Border repairs.* :data:`REPAIR_PASSES` times, the children are regrouped along a randomly rotated cut
+   into groups of :data:`BLOCK_CHILDREN`; in each, the children near a border between blocks (those of the
+   groups of ``BAND`` small groups that mix blocks: :func:`relanon.multitable.linking.border_band`) are
+   re-solved with the slots they hold (:func:`relanon.multitable.linking.repair_borders`): a child left on
+   the wrong side of a border finds its parent, the total distance never rises, and the children far from
+   every border, already solved and repaired with their whole neighbourhood, are left alone.
 
 Every step reads and writes parts of the working folder; a worker holds one batch, block or group.
 """
@@ -37,10 +41,18 @@ BLOCK_CHILDREN = 200_000
 """Children per block: one machine solves 200,000 in tens of seconds, with little memory."""
 
 REPAIR_PASSES = 2
-"""Passes along rotated cuts across the blocks' borders; each group is re-solved GROUP_PASSES times."""
+"""Passes along rotated cuts across the blocks' borders; in each group, the small groups of the local engine's
+size that hold children of more than one block are re-solved GROUP_PASSES times (along GROUP_PASSES cuts)."""
 
 GROUP_PASSES = 2
 SAMPLE_POINTS = 65_536
+BAND = 4
+"""Width of the border band, in small groups: a small group is repaired when the ``BAND`` groups around it
+(cut together) mix blocks. Measured (``benchmarks/dask_link.py``): 1 leaves the total 0.2 % higher on
+100,000 children in blocks of 30,000; 8 costs more time for 0.1 %."""
+
+BLOCK = "_block"
+"""The block a child was first solved in: the repairs re-solve only small groups mixing blocks."""
 
 
 def linear_sum(client, schema, link, work, child: Released, parent: Released, space, seed,
@@ -67,40 +79,49 @@ def linear_sum(client, schema, link, work, child: Released, parent: Released, sp
                    for b in range(parent.n_batches)])
     if n_linked == 0:
         return lookup_keys(client, schema, link, work, child, parent, str(folder(base, "none")), 0)
-    n_blocks = math.ceil(n_linked / block_children)
     sample = np.vstack([points for _, points in kids]) if kids else np.zeros((0, 1))
-    assigned = _blocks(client, base, child, parent, n_blocks, n_linked, block_children, sample, seed)
-    for repair in range(REPAIR_PASSES if n_blocks > 1 else 0):
-        rotation = blocks.random_rotation(sample.shape[1], partition_generator(seed, "rotation", repair))
-        assigned = _repair(client, base, assigned, n_linked, block_children, sample, rotation, repair, seed)
+    assigned = solve_blocks(client, base, child.n_batches, parent.n_batches, n_linked, sample, seed, block_children)
     return lookup_keys(client, schema, link, work, child, parent, str(folder(base, assigned[0])), assigned[1])
 
 
-def _blocks(client, base, child: Released, parent: Released, n_blocks, n_linked, block_children, sample, seed):
-    """Children and slots cut together into blocks, each solved; returns (assignment folder, parts)."""
+def solve_blocks(client, base, n_children_parts: int, n_slot_parts: int, n_linked: int, sample, seed,
+                 block_children: int = BLOCK_CHILDREN) -> tuple[str, int]:
+    """Match the children of ``base/children`` (parts of ``_pos`` and coordinates ``c0, c1...``) to the slots
+    of ``base/slots`` (``_ppos`` and coordinates) at minimum total distance, in blocks on the workers, then
+    repair the blocks' borders; returns the folder of ``base`` holding the pairs and its number of parts.
+
+    Every block is solved with the block size and repair passes one machine uses for the whole link
+    (:func:`relanon.multitable.linking.blocked_settings`), so the work per child is the local engine's;
+    the repairs re-solve only the small groups that straddle a border between blocks."""
+    size, passes = linking.blocked_settings(n_linked)
+    n_blocks = math.ceil(n_linked / block_children)
     if n_blocks <= 1:
-        client.submit(_solve, str(folder(base, "children")), str(folder(base, "slots")), None,
+        client.submit(_solve, str(folder(base, "children")), str(folder(base, "slots")), None, size, passes,
                       partition_generator(seed, "block", 0), str(folder(base, "assign-0")), pure=False).result()
         return "assign-0", 1
     tree = blocks.CellTree(sample)
-    for side, count in (("children", child.n_batches), ("slots", parent.n_batches)):
+    for side, count in (("children", n_children_parts), ("slots", n_slot_parts)):
         _route(client, [str(part(folder(base, side), i)) for i in range(count)], tree, None, block_children,
                str(folder(base, f"blocks-{side}")))
     client.gather([client.submit(_solve, str(folder(base, "blocks-children")), str(folder(base, "blocks-slots")),
-                                 g, partition_generator(seed, "block", g), str(folder(base, "assign-0")),
-                                 pure=False)
+                                 g, size, passes, partition_generator(seed, "block", g),
+                                 str(folder(base, "assign-0")), pure=False)
                    for g in range(n_blocks)])
-    return "assign-0", n_blocks
+    assigned = ("assign-0", n_blocks)
+    for repair in range(REPAIR_PASSES):
+        rotation = blocks.random_rotation(sample.shape[1], partition_generator(seed, "rotation", repair))
+        assigned = _repair(client, base, assigned, n_linked, block_children, size, sample, rotation, repair, seed)
+    return assigned
 
 
-def _repair(client, base, assigned, n_linked, block_children, sample, rotation, repair, seed):
+def _repair(client, base, assigned, n_linked, block_children, size, sample, rotation, repair, seed):
     tree = blocks.CellTree(sample @ rotation)
     routed = str(folder(base, f"groups-{repair}"))
     paths = [str(part(folder(base, assigned[0]), i)) for i in range(assigned[1])]
     _route(client, paths, tree, rotation, block_children, routed)
     n_groups = math.ceil(n_linked / block_children)
     target = f"assign-{repair + 1}"
-    client.gather([client.submit(_regroup, routed, g, partition_generator(seed, f"repair-{repair}", g),
+    client.gather([client.submit(_regroup, routed, g, size, partition_generator(seed, f"repair-{repair}", g),
                                  str(folder(base, target)), pure=False) for g in range(n_groups)])
     return target, n_groups
 
@@ -179,8 +200,9 @@ def _send(path, tree, rotation, offsets, size: int, directory, index: int):
     return split_rows(frame, rank // size, directory, index)
 
 
-def _solve(children_dir, slots_dir, group, rng, directory) -> int:
-    """One block (``group``; None: every child and slot) matched at minimum total distance."""
+def _solve(children_dir, slots_dir, group, size: int, passes: int, rng, directory) -> int:
+    """One block (``group``; None: every child and slot) matched at minimum total distance, in the local
+    engine's blocks of ``size`` children with ``passes`` repair passes."""
     if group is None:
         children, slots = read_parts(parts_of(children_dir)), read_parts(parts_of(slots_dir))
         group = 0
@@ -190,24 +212,25 @@ def _solve(children_dir, slots_dir, group, rng, directory) -> int:
     slot_coords = _coords(slots, "c")
     parent_coords = np.zeros((len(parents), slot_coords.shape[1]))
     parent_coords[inverse.reshape(-1)] = slot_coords
-    chosen = linking.match_linear_sum(_coords(children, "c"), parent_coords, counts, random_state=rng)
-    rows = pd.DataFrame({POS: children[POS].to_numpy(), PARENT: parents[chosen]})
+    chosen = linking.match_linear_sum(_coords(children, "c"), parent_coords, counts, random_state=rng,
+                                      block_size=size, repair_passes=passes)
+    rows = pd.DataFrame({POS: children[POS].to_numpy(), PARENT: parents[chosen],
+                         BLOCK: np.full(len(children), group, dtype=np.int64)})
     rows = _with_coords(rows, _coords(children, "c"), "c")
     write(_with_coords(rows, parent_coords[chosen], "p"), directory, group)
     return len(rows)
 
 
-def _regroup(routed, group: int, rng, directory) -> int:
-    """One group of a repair pass: its children re-solved with the slots they hold."""
+def _regroup(routed, group: int, size: int, rng, directory) -> int:
+    """One group of a repair pass: its children that lie in small groups straddling a border between blocks
+    re-solved with the slots they hold."""
     rows = gather_rows(routed, group)
     children, held = _coords(rows, "c"), _coords(rows, "p")
-    if len(rows) > 1:
-        slot = linking.repair_assignment(children if children.shape[1] else np.zeros((len(rows), 1)),
-                                         held if held.shape[1] else np.zeros((len(rows), 1)), np.arange(len(rows)),
-                                         passes=GROUP_PASSES, random_state=rng)
-    else:
-        slot = np.arange(len(rows))
-    out = pd.DataFrame({POS: rows[POS].to_numpy(), PARENT: rows[PARENT].to_numpy()[slot]})
+    slot = np.arange(len(rows))
+    if len(rows) > 1 and children.shape[1]:  # without coordinates every slot is as good
+        slot = linking.repair_borders(children, held, slot, rows[BLOCK].to_numpy(), width=BAND * size,
+                                      passes=GROUP_PASSES, block_size=size, random_state=rng)
+    out = pd.DataFrame({POS: rows[POS].to_numpy(), PARENT: rows[PARENT].to_numpy()[slot], BLOCK: rows[BLOCK].to_numpy()})
     out = _with_coords(out, children, "c")
     write(_with_coords(out, held[slot], "p"), directory, group)
     return len(out)

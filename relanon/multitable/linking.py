@@ -472,6 +472,75 @@ def _coordinates(child_coords, parent_coords):
     return children, parents
 
 
+def _permutation(slot, n_children: int, n_slots: int) -> np.ndarray:
+    slot = as_int_vector(slot, "slot").copy()
+    if slot.shape != (n_children,) or n_slots != n_children or not np.array_equal(np.sort(slot), np.arange(len(slot))):
+        raise ParameterError("slot must give each child a distinct slot: a permutation of 0 .. number of children - 1")
+    return slot
+
+
+def blocked_settings(n_children: int) -> tuple[int, int]:
+    """The block size and repair passes :func:`match_linear_sum` uses for a link of ``n_children``
+    (blocks of 500 and 6 passes; 250 and 4 above 200,000 children).
+
+    Examples
+    --------
+    >>> blocked_settings(1_000_000)
+    (250, 4)
+    """
+    large = n_children > _LARGE
+    return _BLOCK_SIZE[large], _REPAIR_PASSES[large]
+
+
+def border_band(child_coords, labels, width: int, *, random_state=None) -> np.ndarray:
+    """The children near a border between blocks: those of the groups of at most ``width`` children
+    (cut along a randomly rotated cut) that hold children of more than one block (``labels``).
+
+    Returns their positions, in increasing order. The Dask engine repairs only this band: a child far
+    from every border was solved (and repaired) with its whole neighbourhood in its block.
+
+    Examples
+    --------
+    >>> border_band([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1], 2, random_state=0).tolist()
+    []
+    >>> border_band([[0.0], [1.0], [2.0], [3.0]], [0, 1, 1, 1], 2, random_state=0).tolist()
+    [0, 1]
+    """
+    children = as_matrix(child_coords, "child_coords")
+    labels = as_int_vector(labels, "labels")
+    if labels.shape != (len(children),):
+        raise ParameterError(f"labels must give one block per child ({len(children)}), got shape {labels.shape}")
+    width = as_count(width, "width", minimum=1)
+    if len(children) == 0:
+        return np.zeros(0, dtype=np.int64)
+    groups = _balanced_blocks(children, max_size=width, rotation=_random_rotation(children.shape[1], generator(random_state)))
+    mixed = [members for members in groups if np.ptp(labels[members]) > 0]
+    return np.sort(np.concatenate(mixed)) if mixed else np.zeros(0, dtype=np.int64)
+
+
+def repair_borders(child_coords, slot_coords, slot, labels, *, width: int, passes: int, block_size: int | None = None,
+                   random_state=None, n_jobs=None) -> np.ndarray:
+    """:func:`repair_assignment` of the children near a border between blocks only (:func:`border_band`
+    with ``width``): they are re-solved among the slots they hold, the others keep theirs, and the total
+    distance never rises. Returns the new slot of each child.
+
+    Examples
+    --------
+    >>> repair_borders([[0.0], [1.0], [5.0]], [[5.0], [1.0], [0.0]], [2, 0, 1], [0, 0, 1], width=3, passes=1,
+    ...                random_state=0).tolist()
+    [2, 1, 0]
+    """
+    children, slots = _coordinates(child_coords, slot_coords)
+    slot = _permutation(slot, len(children), len(slots))
+    rng = generator(random_state)
+    band = border_band(children, labels, width, random_state=rng)
+    if len(band) > 1:
+        held = slot[band]
+        slot[band] = held[repair_assignment(children[band], slots[held], np.arange(len(band)), passes=passes,
+                                            block_size=block_size, random_state=rng, n_jobs=n_jobs)]
+    return slot
+
+
 def repair_assignment(child_coords, slot_coords, slot, *, passes: int, block_size: int | None = None,
                       random_state=None, n_jobs=None) -> np.ndarray:
     """Improve an assignment of children to slots by exact re-solves along rotated cuts.
@@ -499,9 +568,7 @@ def repair_assignment(child_coords, slot_coords, slot, *, passes: int, block_siz
     [1, 0]
     """
     children, slots = _coordinates(child_coords, slot_coords)
-    slot = as_int_vector(slot, "slot").copy()
-    if slot.shape != (len(children),) or len(slots) != len(children) or not np.array_equal(np.sort(slot), np.arange(len(slot))):
-        raise ParameterError("slot must give each child a distinct slot: a permutation of 0 .. number of children - 1")
+    slot = _permutation(slot, len(children), len(slots))
     rng = generator(random_state)
     size = optional_count(block_size, "block_size", minimum=2) or _BLOCK_SIZE[len(children) > _LARGE]
     workers = worker_count(n_jobs)
@@ -510,4 +577,3 @@ def repair_assignment(child_coords, slot_coords, slot, *, passes: int, block_siz
         groups = _balanced_blocks(children, max_size=size, rotation=rotation)
         _solve_groups(children, slots, groups, [slot[members] for members in groups], slot, workers)
     return slot
-
