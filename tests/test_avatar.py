@@ -8,6 +8,7 @@ import pytest
 from scipy.spatial.distance import cdist
 
 from relanon.common.errors import DataError, ParameterError
+from relanon.engine import avatar as avatar_module
 from relanon.engine.avatar import AvatarResult, avatarize, neighbour_weights
 from relanon.engine.neighbours import count_strictly_closer, cross_neighbours, self_neighbours
 from relanon.schema.model import Column
@@ -326,3 +327,22 @@ def test_demo_patients_at_k20_are_hidden_and_keep_their_distributions():
     # STANDALONE hidden rate is above 90 % (tests/test_pipeline.py); this guards the engine alone.
     assert found["hidden_rate"].value > 88
     assert found["row_direct_match_protection"].value > 99
+
+
+def test_numbers_keep_more_spread_than_the_weighted_mean_and_linear_rules_hold(monkeypatch):
+    rng = np.random.default_rng(4)
+    start = rng.normal(100.0, 30.0, 600)
+    table = pd.DataFrame({"start": start, "end": start + rng.gamma(2.0, 5.0, 600),
+                          "kind": rng.choice(["a", "b", "c"], 600)})
+    for other in range(4):  # independent columns: neighbours near in all of them are far apart in each
+        table[f"x{other}"] = rng.normal(size=600)
+    columns = {"start": "continuous", "end": "continuous", "kind": "categorical"} | {f"x{o}": "continuous" for o in range(4)}
+    spread = {}
+    for share in (0.0, avatar_module.SPREAD):
+        monkeypatch.setattr(avatar_module, "SPREAD", share)
+        avatars = avatarize(table, columns, k=10, random_state=2).avatars
+        assert (avatars["start"] <= avatars["end"]).all()  # the same mix for every column of a row
+        assert avatars["start"].between(start.min(), start.max()).all()
+        spread[share] = avatars["x0"].std() / table["x0"].std()
+    assert avatar_module.SPREAD == 0.5
+    assert spread[0.5] > spread[0.0] + 0.01  # measured: 0.74 -> 0.76

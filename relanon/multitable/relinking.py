@@ -10,7 +10,7 @@ import pandas as pd
 
 from relanon.engine.factor_space import FactorSpace
 from relanon.engine.neighbours import cross_neighbours
-from relanon.multitable import linking
+from relanon.multitable import linking, nearest
 from relanon.multitable.results import TableRelease
 from relanon.schema.graph import Link
 from relanon.schema.model import Schema, Table
@@ -84,7 +84,9 @@ def _match(schema, link: Link, original, child: TableRelease, parent: TableRelea
     if link.method == "minimum_distance":
         if parent_coords.shape[1] == 0:
             return rng.integers(len(parent.frame), size=n_children)
-        return linking.match_minimum_distance(child_coords, parent_coords)
+        rooms = nearest.rooms_by_demand(_original_counts(link, original, parent_table), child_coords, parent_coords,
+                                        k=parent.k or nearest.DEMAND_NEIGHBOURS, random_state=rng)
+        return nearest.nearest_with_room(child_coords, parent_coords, rooms)
     expected = _expected_counts(link, original, parent, parent_table)
     candidates = _plausible_counts(link, original, parent_table, space, parent_coords, columns, parent.k)
     counts = linking.allocate_counts(expected, n_children, candidates=candidates, random_state=rng)
@@ -102,10 +104,16 @@ def _plausible_counts(link: Link, original, parent_table: Table, space, parent_c
     parents = original[link.parent]
     if space is None or k is None or len(parents) < 2:
         return None
-    counts = original[link.child][link.column].value_counts()
-    own_counts = counts.reindex(parents[parent_table.primary_key].to_numpy(), fill_value=0).to_numpy(dtype=float)
+    own_counts = _original_counts(link, original, parent_table)
     near = cross_neighbours(_project(space, parents, columns), parent_coords, k=min(k, len(parents)))
     return own_counts[near.indices]
+
+
+def _original_counts(link: Link, original, parent_table: Table) -> np.ndarray:
+    """Number of children of each original parent (0 for none)."""
+    counts = original[link.child][link.column].value_counts()
+    keys = original[link.parent][parent_table.primary_key].to_numpy()
+    return counts.reindex(keys, fill_value=0).to_numpy(dtype=float)
 
 
 def _child_side(link: Link, original, child: TableRelease, parent_table: Table, columns: dict) -> pd.DataFrame:
