@@ -61,6 +61,19 @@ def test_rooms_scale_to_other_numbers_of_parents_and_children():
     assert rooms.sum() == 30 and len(rooms) == 10 and rooms.min() >= 0
 
 
+def test_rooms_do_not_release_a_rare_number_of_children():
+    original = [2] * 90 + [3] * 9 + [40]  # one parent with far more children than any other
+    children = np.zeros((int(sum(original)), 1))
+    parents = np.arange(100.0)[:, None]
+    free = rooms_by_demand(original, children, parents, k=2, random_state=0)
+    assert free.max() == 40  # without the rule, the unique count is released as it is
+    rooms = rooms_by_demand(original, children, parents, k=2, min_count=5, random_state=0)
+    assert rooms.sum() == sum(original)
+    assert rooms.max() < 10  # bounded by the 5th largest count (3), then brought to the number of children
+    few = rooms_by_demand(original[-20:], children[:100], parents[:20], k=2, min_count=5, random_state=0)
+    assert few.max() > 10  # 20 parents: a bound at the 5th would flatten them; at most 1/20 moves (none)
+
+
 def test_rooms_below_the_children_are_refused():
     with pytest.raises(ParameterError, match="fewer than the 3 children"):
         nearest_with_room([[0.0], [1.0], [2.0]], [[0.0]], [2])

@@ -64,7 +64,6 @@ PRIOR_WEIGHT = 0.005  # pull of the avatar weights against the fit to the parent
 SUM_WEIGHT = 100.0  # weight of the equation sum(v) = 1
 PARENT_WEIGHT = 30.0  # the parents first: the own values only choose among the weights that fit them
 REPAIR_TOLERANCE = 0.02  # rows whose donors' parents stay farther than this from the linked parent...
-KEEP_PARENT_FIT = True  # a row whose drawn categories' donors cannot reproduce the parents mixes all its donors
 REPAIR_DONORS = 3  # ...are searched again among this many times more donors (6 did no better)
 
 
@@ -170,13 +169,10 @@ def _redraw(original, targets, types, weights, own, anchors, drawn, donors_wante
         # dose among the doses of the same drug), with weights fitted again to the parents
         combo = original[categorical].groupby(categorical, dropna=False, sort=True).ngroup().to_numpy()
         shared = _fit_weights(equations, prior, usable=combo[donors] == combo[chosen][:, None])
-        if KEEP_PARENT_FIT:
-            # unless those donors cannot reproduce the parents while all of them could: the parents first
-            worse = (_residual(gaps, shared, anchor_weight) > REPAIR_TOLERANCE) & \
-                (_residual(gaps, shared, anchor_weight) > _residual(gaps, v, anchor_weight))
-            v = np.where(worse[:, None], v, shared)
-        else:
-            v = shared
+        # unless those donors cannot reproduce the parents while all of them could: the parents first
+        off = _residual(gaps, shared, anchor_weight)
+        worse = (off > REPAIR_TOLERANCE) & (off > _residual(gaps, v, anchor_weight))
+        v = np.where(worse[:, None], v, shared)
 
     out = {}
     free = own_weight > OWN_WEIGHT * (1 - KEEP_BELOW) ** 2  # numbers that barely follow the parents

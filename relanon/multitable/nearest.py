@@ -37,11 +37,12 @@ from relanon.multitable.linking import allocate_counts
 
 DEMAND_NEIGHBOURS = 10  # parents over which a child spreads its demand, when no k is given
 DISTANCE_EPSILON = 1e-9
+TAIL = 20  # the bounds of the counts move at most 1/TAIL of the parents at each end
 FIRST_CANDIDATES = 8  # nearest parents a child proposes to in the first round (doubled each round)
 
 
 def rooms_by_demand(original_counts, child_coords, parent_coords, *, k: int = DEMAND_NEIGHBOURS,
-                    random_state=None) -> np.ndarray:
+                    min_count: int = 1, random_state=None) -> np.ndarray:
     """A room per parent: the original distribution of children per parent, the largest rooms where
     the children are.
 
@@ -58,6 +59,11 @@ def rooms_by_demand(original_counts, child_coords, parent_coords, *, k: int = DE
         The children's broadcast parent part and the parents, in the link's factor space.
     k : int
         Parents over which each child spreads its demand (the pipeline uses the parent table's ``k``).
+    min_count : int, default 1
+        The original counts are first kept between their ``min_count``-th smallest and largest values
+        (at most 1/20 of the parents at each end: with fewer than ``20 * min_count`` parents, the bound
+        is lowered), so that a number of children only a few parents have (a doctor with far more
+        visits than any other) is not released as it is. The pipeline uses the parent table's ``k``.
     random_state : int, numpy.random.Generator or None
         Breaks ties between parents of equal demand.
 
@@ -74,6 +80,9 @@ def rooms_by_demand(original_counts, child_coords, parent_coords, *, k: int = DE
     """
     rng = generator(random_state)
     counts = np.sort(np.maximum(np.nan_to_num(as_float_vector(original_counts, "original_counts")), 0.0))
+    bound = min(as_count(min_count, "min_count", minimum=1), len(counts) // TAIL)
+    if bound > 1:  # the rare extremes bounded by order statistics
+        counts = np.clip(counts, counts[bound - 1], counts[len(counts) - bound])
     children, parents = np.asarray(child_coords, dtype=float), np.asarray(parent_coords, dtype=float)
     n_parents = len(parents)
     if counts.size == 0:

@@ -85,7 +85,8 @@ def _match(schema, link: Link, original, child: TableRelease, parent: TableRelea
         if parent_coords.shape[1] == 0:
             return rng.integers(len(parent.frame), size=n_children)
         rooms = nearest.rooms_by_demand(_original_counts(link, original, parent_table), child_coords, parent_coords,
-                                        k=parent.k or nearest.DEMAND_NEIGHBOURS, random_state=rng)
+                                        k=parent.k or nearest.DEMAND_NEIGHBOURS, min_count=parent.k or 1,
+                                        random_state=rng)
         return nearest.nearest_with_room(child_coords, parent_coords, rooms)
     expected = _expected_counts(link, original, parent, parent_table)
     candidates = _plausible_counts(link, original, parent_table, space, parent_coords, columns, parent.k)
