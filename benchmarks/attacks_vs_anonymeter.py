@@ -89,14 +89,15 @@ def long_tail(n: int = 10_000, seed: int = 0):
 # --------------------------------------------------------------------------- one run
 
 
-def run(schema, database, *, seed: int, n_predicates: int, n_attacks: int, prepare=None, finish=None):
+def run(schema, database, *, seed: int, n_predicates: int, n_attacks: int, prepare=None, finish=None,
+        holdout: float = 0.2):
     """Split, anonymize the training part (optionally prepared first), attack every view.
 
     Returns ``(split, release, attacks, frames)``; ``frames`` maps a view name to its release,
     training and control frames and types, for anonymeter.
     """
     checked = check_database(schema, database)
-    split = split_database(schema, checked, random_state=seed)
+    split = split_database(schema, checked, holdout=holdout, random_state=seed)
     training = prepare(split.training) if prepare else split.training
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -255,6 +256,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--predicates", type=int, default=2000)
     parser.add_argument("--attacks", type=int, default=5000)
+    parser.add_argument("--holdout", type=float, default=0.2, help="share of the people held out as control")
     parser.add_argument("--anonymeter-python", help="python of a virtual environment holding anonymeter")
     parser.add_argument("--remedies", action="store_true", help="measure the rare-value remedies on the long tail")
     args = parser.parse_args()
@@ -263,7 +265,7 @@ def main() -> None:
         schema, database = parts[part]()
         start = time.perf_counter()
         split, _, attacks, frames = run(schema, database, seed=args.seed, n_predicates=args.predicates,
-                                        n_attacks=args.attacks)
+                                        n_attacks=args.attacks, holdout=args.holdout)
         print(f"\n{part}: {', '.join(f'{t} {s[0]:,} training / {s[1]:,} control' for t, s in split.sizes.items())}; "
               f"relanon split, anonymization and attacks {time.perf_counter() - start:.0f} s")
         theirs = None

@@ -11,7 +11,7 @@ from relanon import datasets, load_schema
 from relanon.audit import audit_database
 from relanon.cli import main
 from relanon.metrics.attacks import assess
-from relanon.metrics.attacks.assessment import linkability_splits, secret_columns
+from relanon.metrics.attacks.assessment import DEFAULT_HOLDOUT, linkability_splits, secret_columns
 from relanon.metrics.attacks.holdout import split_database
 from relanon.multitable.views import views
 from relanon.present.audit import audit_text
@@ -128,7 +128,7 @@ def test_assessment_is_deterministic_and_json_ready(demo, assessment):
     assert again.to_json() == assessment.to_json()
     assert all(before[name].equals(db[name]) for name in db)  # the input is never modified
     data = json.loads(assessment.to_json())
-    assert data["sizes"]["patients"]["control"] == round(0.2 * len(db["patients"]))
+    assert data["sizes"]["patients"]["control"] == round(DEFAULT_HOLDOUT * len(db["patients"]))
     assert {a["attack"] for a in data["attacks"]} == {"singling_out", "linkability", "inference"}
 
 
@@ -179,7 +179,7 @@ def test_original_order_with_the_smallest_k_is_flagged_across_the_link():
 
 
 def test_a_table_released_unchanged_is_flagged():
-    result = assess(_schema(method="keep"), _people_and_children(), random_state=0, progress=False)
+    result = assess(_schema(method="keep"), _people_and_children(), holdout=0.2, random_state=0, progress=False)
     alone = {a.attack: a for a in result.attacks if a.view == "STANDALONE(people)"}
     assert alone["inference"].risk.low > 0.5
     assert alone["singling_out"].risk.low > 0.5

@@ -135,7 +135,9 @@ def test_same_bytes_with_one_and_two_workers(demo, parts, batched, one_worker, t
 def test_signal_within_batching_tolerance(demo, batched, local):
     """Batches of 400 rows against the whole tables of the local engine: each table's Hellinger mean at
     most 0.05 above (benchmarks/batching_cost.py measured +0.008 for 2 batches, +0.039 for 20 on 100,000
-    patients; at this small scale the whole tables are already above the 0.1 target)."""
+    patients; at this small scale the whole tables are already above the 0.1 target). With the sensitive
+    columns decoded from look-alikes (issue 14), a batch of 400 rows holds few of them: 0.05 became 0.1
+    (prescriptions, whose drug is sensitive: 0.135 batched against 0.058 whole at this scale)."""
     schema, database = demo
     out, _ = batched
     release = _read(out, schema)
@@ -144,14 +146,15 @@ def test_signal_within_batching_tolerance(demo, batched, local):
         types = {c.name: c.type for c in schema[name].released_columns}
         batched_value, whole_value = (next(m.value for m in signal(database[name], frame[name], types, floor=False)
                                            if m.name == "hellinger_mean") for frame in (release, whole))
-        assert batched_value < whole_value + 0.05, (name, batched_value, whole_value)
+        assert batched_value < whole_value + 0.1, (name, batched_value, whole_value)
 
 
 def test_privacy_within_batching_tolerance(demo, batched, local):
     """The privacy metrics a release can be measured by without the private pairing: batches keep the
     avatars as far from the originals as whole tables do (benchmarks/batching_cost.py: the distance to
-    closest rises with batching, 0.027 -> 0.034; here 20 % of slack for the small tables' noise), and no
-    more released rows equal an original row (2 points of slack)."""
+    closest rises with batching, 0.027 -> 0.034; here 30 % of slack for the small tables' noise and for
+    the sensitive decoding, which moves whole tables further than batches of 400 rows: visits 0.155
+    whole, 0.114 batched), and no more released rows equal an original row (2 points of slack)."""
     schema, database = demo
     out, _ = batched
     release = _read(out, schema)
@@ -161,7 +164,7 @@ def test_privacy_within_batching_tolerance(demo, batched, local):
         batched_figures, whole_figures = ({m.name: m.value for m in privacy(database[name], frame[name], types,
                                                                            random_state=0)}
                                           for frame in (release, whole))
-        assert batched_figures["distance_to_closest"] >= 0.8 * whole_figures["distance_to_closest"], name
+        assert batched_figures["distance_to_closest"] >= 0.7 * whole_figures["distance_to_closest"], name
         assert (batched_figures["row_direct_match_protection"]
                 >= whole_figures["row_direct_match_protection"] - 2), name
 

@@ -39,7 +39,9 @@ from relanon.multitable.pipeline import (
     anchor_on_parents,
     anchored,
     deassociated_release,
+    min_counts,
     resolved_k,
+    sensitive_columns,
     size_problems,
     table_seeds,
 )
@@ -158,7 +160,10 @@ def _avatar_table(client, schema, name, tables, released, work, generators, repo
         shape = merge_key_shapes(shape, other["keys"])
     fks = tuple(link.column for link in parent_links(schema, name) if link.method == "original_order")
     job = batches_out.BatchJob(table, spec.types, spec.weights, k, tuple(spec.counts), space, shape,
-                               source.dtypes[table.primary_key], source.rows, fks)
+                               source.dtypes[table.primary_key], source.rows, fks,
+                               # rare within a batch is not rare in the table: the rule needs the table's counts
+                               min_counts(schema, name, k, spec.types) if k and not many else None,
+                               tuple(sensitive_columns(schema, name, spec.types)))
     if many:
         avatar_rngs = [partition_generator(_seed_of(generators[0]), "avatars", b) for b in range(source.n_batches)]
         key_rngs = [partition_generator(_seed_of(generators[1]), "keys", b) for b in range(source.n_batches)]

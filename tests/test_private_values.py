@@ -1,0 +1,152 @@
+"""Rare values and sensitive columns in the avatar decoding (issue 14, point 7).
+
+Each property is checked against the published decoding too (no ``min_counts``, no ``sensitive``),
+on the same table, so that a test fails if the rule stops doing anything.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from relanon import datasets, load_schema
+from relanon.common.errors import ParameterError, SchemaError
+from relanon.engine.avatar import avatarize
+from relanon.engine.private_values import bound_extremes, frequent_records, min_count_thresholds
+from relanon.metrics.attacks.inference import inference
+from relanon.multitable.pipeline import about_people, enrich, min_counts, sensitive_columns
+
+TYPES = {"age": "integer", "sex": "categorical", "town": "categorical", "income": "continuous", "smoker": "boolean"}
+
+
+def people(n: int, seed: int) -> pd.DataFrame:
+    """Towns of 40 people, smoking independent of everything else (whatever a release tells about
+    one person's smoking is about her, not about the population)."""
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 90, n)
+    return pd.DataFrame({
+        "age": age,
+        "sex": rng.choice(["F", "M"], n),
+        "town": rng.choice([f"T{i:02d}" for i in range(n // 40)], n),
+        "income": np.round(rng.lognormal(10 + age / 100, 0.3), 2),
+        "smoker": rng.random(n) < 0.4,
+    })
+
+
+def with_rare_cluster(table: pd.DataFrame) -> pd.DataFrame:
+    """Three people of a town nobody else lives in, close to each other on every column."""
+    table = table.copy()
+    table.loc[:2, ["age", "sex", "town", "income"]] = [[50, "F", "Rare", 30_000.0]] * 3
+    return table
+
+
+def test_a_value_held_by_fewer_than_min_count_people_never_reaches_the_release():
+    table = with_rare_cluster(people(600, 0))
+    plain = avatarize(table, TYPES, k=5, random_state=3).avatars
+    assert (plain["town"] == "Rare").any()  # the published decoding copies it: the test can fail
+    for seed in range(5):
+        ruled = avatarize(table, TYPES, k=5, random_state=seed, min_counts=5).avatars
+        assert not (ruled["town"] == "Rare").any()
+    kept = avatarize(table, TYPES, k=5, random_state=3, min_counts={"town": 3}).avatars
+    assert (kept["town"] == "Rare").any()  # a column's own count: three holders are enough
+
+
+def test_whole_tuples_stay_tuples_some_original_holds():
+    table = with_rare_cluster(people(600, 1))
+    avatars = avatarize(table, TYPES, k=5, random_state=0, min_counts=5, sensitive=["smoker"]).avatars
+    held = set(map(tuple, table[["sex", "town", "smoker"]].to_numpy()))
+    assert all(row in held for row in map(tuple, avatars[["sex", "town", "smoker"]].to_numpy()))
+
+
+def test_numbers_stay_within_the_min_count_th_extremes():
+    table = people(600, 2)
+    table.loc[0, "income"] = 10_000_000.0  # one very rich person
+    plain = avatarize(table, TYPES, k=5, random_state=0).avatars
+    ruled = avatarize(table, TYPES, k=5, random_state=0, min_counts=5).avatars
+    fifth = table["income"].sort_values().to_numpy()
+    assert plain["income"].max() > fifth[-5]
+    assert fifth[4] <= ruled["income"].min() and ruled["income"].max() <= fifth[-5]
+    assert ruled["income"].dtype == table["income"].dtype
+
+
+def test_inference_of_a_sensitive_column_drops_to_near_zero_on_a_table_built_to_leak():
+    table = people(3000, 4)
+    training, control = table.iloc[:1500].reset_index(drop=True), table.iloc[1500:].reset_index(drop=True)
+
+    def risk(**options) -> float:
+        release = avatarize(training, TYPES, k=10, random_state=5, **options).avatars
+        attack = inference(release, training, control, TYPES, secret="smoker", random_state=0)
+        return attack.risk.value, attack.risk.high
+
+    leaked, _ = risk()
+    assert leaked > 0.25  # the published decoding: a person's own smoking sits in the row closest to her
+    value, high = risk(sensitive=["smoker"], min_counts=10)
+    assert value < 0.08 and high < 0.15  # 0.03-0.06 over seeds; 1,500 control people give +-0.08
+
+
+def test_a_sensitive_number_is_never_released_as_one_person_holds_it():
+    table = people(1500, 5)
+    avatars = avatarize(table, TYPES, k=10, random_state=0, sensitive=["income"], min_counts=10).avatars
+    # a donor's own income copied would make every released income one person's (share 1.0)
+    assert avatars["income"].isin(set(table["income"])).mean() < 0.15
+    assert avatars["income"].std() > 0.3 * table["income"].std()
+    assert np.corrcoef(avatars["age"], avatars["income"])[0, 1] > 0.2  # still tied to age (0.56 in the data)
+
+
+def test_same_seed_same_bytes_with_both_rules():
+    table = with_rare_cluster(people(800, 6))
+    table.loc[table.index % 9 == 0, "income"] = np.nan
+    runs = [avatarize(table, TYPES, k=7, random_state=11, min_counts=7, sensitive=["smoker", "income"])
+            for _ in range(2)]
+    pd.testing.assert_frame_equal(runs[0].avatars, runs[1].avatars)
+    assert np.array_equal(runs[0].pairing, runs[1].pairing)
+    assert runs[0].avatars["income"].isna().mean() == pytest.approx(table["income"].isna().mean(), abs=0.03)
+
+
+def test_frequent_records_and_bounds_on_hand_computed_cases():
+    frame = pd.DataFrame({"town": ["A", "A", "B", None, None], "sex": list("FMFFM")})
+    assert frequent_records(frame, ["town", "sex"], {"town": 2, "sex": 2}).tolist() == [True, True, False, True, True]
+    assert bound_extremes(pd.Series([0.0, 5.0, 10.0]), pd.Series([1.0, 2.0, 3.0, 4.0, 9.0]), 2).tolist() == \
+        [2.0, 4.0, 4.0]
+    with pytest.raises(ParameterError, match="town"):
+        min_count_thresholds({"town": 0}, {"town": "categorical"}, 5, "people")
+    with pytest.raises(ParameterError, match="not avatarized"):
+        min_count_thresholds({"city": 2}, {"town": "categorical"}, 5, "people")
+
+
+def test_default_min_count_is_k_for_tables_about_people_and_one_for_reference_tables():
+    schema = load_schema({"relanon": 1, "name": "x", "tables": {
+        "towns": {"primary_key": "town_id", "columns": {"name": "categorical"}},
+        "people": {"primary_key": "id", "individual": True, "columns": {"age": "integer", "job": "categorical"},
+                   "foreign_keys": [{"column": "town_id", "references": "towns"}]},
+        "visits": {"primary_key": "visit_id", "columns": {"reason": "categorical"},
+                   "foreign_keys": [{"column": "id", "references": "people"}]},
+    }})
+    assert [about_people(schema, t) for t in ("towns", "people", "visits")] == [False, True, True]
+    assert min_counts(schema, "towns", 5, {"name": "categorical"}) == {"name": 1}
+    assert min_counts(schema, "visits", 7, {"reason": "categorical"}) == {"reason": 7}
+
+
+def test_a_column_min_count_from_the_schema_overrides_the_default_and_round_trips():
+    spec = {"relanon": 1, "name": "x", "tables": {"people": {
+        "primary_key": "id", "individual": True,
+        "columns": {"town": {"type": "categorical", "min_count": 3}, "age": "integer"}}}}
+    schema = load_schema(spec)
+    assert min_counts(schema, "people", 10, {"town": "categorical", "age": "integer"}) == {"town": 3, "age": 10}
+    assert schema.to_dict()["tables"]["people"]["columns"]["town"] == {"type": "categorical", "min_count": 3}
+    bad = {**spec, "tables": {"people": {**spec["tables"]["people"],
+                                         "columns": {"town": {"type": "categorical", "min_count": 0}}}}}
+    with pytest.raises(SchemaError, match="min_count must be a positive integer"):
+        load_schema(bad)
+    kept = {**spec, "tables": {"people": {**spec["tables"]["people"], "anonymize": {"method": "keep"}}}}
+    with pytest.raises(SchemaError, match="min_count has no meaning"):
+        load_schema(kept)
+
+
+def test_sensitive_columns_include_the_copies_of_an_individual_parents_sensitive_columns():
+    schema, database = datasets.hospital(scale=0.02, seed=0)
+    _, visit_types, _ = enrich(schema, "visits", database)
+    _, prescription_types, _ = enrich(schema, "prescriptions", database)
+    assert set(sensitive_columns(schema, "visits", visit_types)) == {"reason", "patient_id::bmi", "patient_id::smoker"}
+    assert sensitive_columns(schema, "prescriptions", prescription_types) == ["drug"]  # its parent is not individual
