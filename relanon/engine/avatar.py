@@ -215,11 +215,18 @@ def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thres
         logger.info("table %r: %d avatars take sensitive values forming a combination no original holds (no "
                     "look-alike shared their other values)", name, found.counts["neither"])
     out = {}
+    if any(column not in categorical for column in sensitive):
+        # numbers move half-way to a look-alike drawn with the mix's weights (as the other numbers move
+        # to the drawn neighbour), not to the donor of the categories, chosen for them: pulled there,
+        # the demo-like income lost half its tie to age (correlation 0.18 against 0.55; 0.29-0.34 so)
+        cumulative = np.cumsum(found.mix, axis=1)
+        cumulative[:, -1] = 1.0
+        pulled = _draw(found.candidates, cumulative, rng)
     for column in sensitive:
         if column in categorical:
             out[column] = table[column].take(found.donors).reset_index(drop=True)
         else:
-            out[column] = _numeric_avatar(table[column], found.candidates, found.mix, found.donors,
+            out[column] = _numeric_avatar(table[column], found.candidates, found.mix, pulled,
                                           space.statistics_[column], name)
             if thresholds:
                 out[column] = bound_extremes(out[column], table[column], thresholds[column])

@@ -83,8 +83,8 @@ def count_bounds(original_counts, min_count: int) -> tuple[float, float]:
 
     Examples
     --------
-    >>> count_bounds([1, 1, 2, 2, 3, 3, 4, 4, 5, 58] * 10, 5)
-    (1.0, 5.0)
+    >>> count_bounds([1] * 30 + [2] * 30 + [3] * 30 + [4] * 9 + [58], 5)
+    (1.0, 4.0)
     >>> count_bounds([1, 9], 5)
     (1.0, 9.0)
     """
