@@ -38,7 +38,9 @@ EPILOG = {
     "report": "example:\n  relanon report schema.yaml --original data/ --anonymized released/ --out review/",
     "audit": "example:\n  relanon audit schema.yaml --data released/ --k 5 --max-risk 0.2 --json audit.json",
     "assess": "example:\n  relanon assess schema.yaml --data data/ --out assessment/ --holdout 0.5 --seed 7\n\n"
-              "an attack 'fails its check' (exit 1) when the upper bound of its risk's 95 % interval reaches 5 %",
+              "exit 0 only when every attack passes (the upper bound of its risk's 95 % interval below 5 %);\n"
+              "exit 1 when an attack fails (!, a leak measured) or is inconclusive (?, its risk below 5 % but\n"
+              "too few people to show an upper bound below 5 %)",
 }
 QUIET_HELP = "no progress: print only results, where they were written, warnings and errors"
 EXIT_CODES = "exit codes: 0 all holds; 1 the data or release fails a check; 2 usage, input or output error"
