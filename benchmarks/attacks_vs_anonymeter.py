@@ -49,6 +49,7 @@ from relanon.multitable.views import views
 from relanon.schema.validation import check_database
 
 HERE = Path(__file__).parent
+MARKS = {"failed": "!", "inconclusive": "?"}  # the states of relanon.metrics.attacks.results
 SEED = 2024
 K = 10
 
@@ -123,7 +124,7 @@ def show(attacks, theirs=None) -> None:
         other = theirs.get((a.view, a.attack, a.target))
         shown = f"{other['risk']:.3f} [{other['low']:.3f}, {other['high']:.3f}]" if other else "-"
         print(f"  {a.view[:42]:42} {a.attack:13} {a.target[:34]:34} "
-              f"{a.risk.value:.3f} [{a.risk.low:.3f}, {a.risk.high:.3f}]{'!' if a.passed is False else ' ':1} {shown:>26}")
+              f"{a.risk.value:.3f} [{a.risk.low:.3f}, {a.risk.high:.3f}]{MARKS.get(a.state, ' '):1} {shown:>26}")
 
 
 def succeeding(attacks) -> None:
