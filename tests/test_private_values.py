@@ -150,3 +150,69 @@ def test_sensitive_columns_include_the_copies_of_an_individual_parents_sensitive
     _, prescription_types, _ = enrich(schema, "prescriptions", database)
     assert set(sensitive_columns(schema, "visits", visit_types)) == {"reason", "patient_id::bmi", "patient_id::smoker"}
     assert sensitive_columns(schema, "prescriptions", prescription_types) == ["drug"]  # its parent is not individual
+
+
+# --------------------------------------------------------------------------- the whole table's counts (batches)
+
+
+def test_a_batch_counts_rare_values_in_the_whole_table_given_its_value_counts():
+    """A batch of a larger table (the Dask engine) reads each value's count in the whole table: a town
+    the batch holds 3 times but the table 50 times may be released; a town the batch holds 40 times
+    but the table twice may not. Without the table's counts, the batch's own decide (the test can fail)."""
+    batch = with_rare_cluster(people(600, 0))
+    town_counts = batch["town"].value_counts()
+    frequent_in_batch = town_counts.index[0]
+    whole = town_counts.copy()
+    whole["Rare"], whole[frequent_in_batch] = 50, 2
+    local = [avatarize(batch, TYPES, k=5, random_state=seed, min_counts=5).avatars for seed in range(4)]
+    given = [avatarize(batch, TYPES, k=5, random_state=seed, min_counts=5, value_counts={"town": whole}).avatars
+             for seed in range(4)]
+    assert not any((a["town"] == "Rare").any() for a in local)
+    assert all((a["town"] == frequent_in_batch).any() for a in local)
+    assert any((a["town"] == "Rare").any() for a in given)  # frequent in the table: it may be released
+    assert not any((a["town"] == frequent_in_batch).any() for a in given)  # rare in the table: never
+
+
+def test_a_value_the_whole_table_counts_does_not_hold_is_rare_and_missing_is_a_value():
+    batch = pd.DataFrame({"town": ["A", None, "C", "A"]})
+    counts = pd.Series([40, 7], index=["A", np.nan])
+    assert frequent_records(batch, ["town"], {"town": 5}, {"town": counts}).tolist() == [True, True, False, True]
+    with pytest.raises(ParameterError, match="value_counts names columns that are not avatarized"):
+        avatarize(people(100, 0), TYPES, k=5, min_counts=5, value_counts={"village": counts})
+
+
+def test_relaxed_thresholds_still_read_the_whole_tables_counts():
+    """Every town held 4 times in the table but T00 twice, min_count 8: no record qualifies, the count
+    is halved to 4 and every town but T00 qualifies (the batch's own counts, ~40 a town, would let T00 be
+    released)."""
+    batch = people(600, 3)
+    whole = pd.Series(4, index=batch["town"].unique())
+    whole["T00"] = 2
+    avatars = avatarize(batch, TYPES, k=5, random_state=0, min_counts={"town": 8}, value_counts={"town": whole}).avatars
+    assert not (avatars["town"] == "T00").any()
+    assert avatars["town"].nunique() == batch["town"].nunique() - 1
+    local = avatarize(batch, TYPES, k=5, random_state=0, min_counts={"town": 8}).avatars
+    assert (local["town"] == "T00").any()
+
+
+def test_numbers_of_a_batch_stay_within_the_whole_tables_extremes():
+    batch = people(600, 2)
+    local = avatarize(batch, TYPES, k=5, random_state=0, min_counts=5).avatars
+    low, high = batch["income"].quantile([0.25, 0.75]).tolist()
+    assert local["income"].min() < low and local["income"].max() > high  # the batch's own bounds are wider
+    given = avatarize(batch, TYPES, k=5, random_state=0, min_counts=5, extremes={"income": (low, high)}).avatars
+    assert given["income"].between(low, high).all() and given["income"].dtype == batch["income"].dtype
+    ages = batch["age"].sort_values().to_numpy()
+    assert ages[4] <= given["age"].min() and given["age"].max() <= ages[-5]  # columns not given: the batch's own
+
+
+def test_given_table_facts_are_ignored_without_the_rule_and_change_nothing_when_they_are_the_batchs():
+    batch = with_rare_cluster(people(400, 5))
+    plain = avatarize(batch, TYPES, k=5, random_state=1).avatars
+    facts = {"value_counts": {"town": batch["town"].value_counts(dropna=False)},
+             "extremes": {"income": (batch["income"].nsmallest(5).iloc[-1], batch["income"].nlargest(5).iloc[-1])}}
+    pd.testing.assert_frame_equal(avatarize(batch, TYPES, k=5, random_state=1, **facts).avatars, plain)
+    ruled = avatarize(batch, TYPES, k=5, random_state=1, min_counts=5)
+    same = avatarize(batch, TYPES, k=5, random_state=1, min_counts=5, **facts)
+    pd.testing.assert_frame_equal(same.avatars, ruled.avatars)
+    assert np.array_equal(same.pairing, ruled.pairing)

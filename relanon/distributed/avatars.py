@@ -42,6 +42,8 @@ class BatchJob:
     source_fks: tuple  # foreign keys whose original value travels with the avatar (original_order links)
     min_counts: dict | None = None  # the rare-value rule (relanon.multitable.pipeline.min_counts)
     sensitive: tuple = ()  # columns decoded leaving the column out
+    value_counts: dict | None = None  # the whole table's value counts, for the rule (relanon.distributed.rare_values)
+    extremes: dict | None = None  # the whole table's min_count-th smallest and largest numbers, likewise
 
 
 def avatarize_batches(client, job: BatchJob, work, offsets, generators, key_generators) -> list[dict]:
@@ -66,7 +68,8 @@ def _avatarize(job: BatchJob, path, directory, batch: int, offset: int, rng, key
     else:
         result = avatarize(enriched, job.types, k=job.k, ncp=table.anonymize.ncp, weights=job.weights, random_state=rng,
                            name=table.name, drawn=list(job.drawn), space=job.space, min_counts=job.min_counts,
-                           sensitive=list(job.sensitive), groups=job_groups(job, frame))
+                           sensitive=list(job.sensitive), groups=job_groups(job, frame), value_counts=job.value_counts,
+                           extremes=job.extremes)
         avatars, pairing, ncp = result.avatars.reset_index(drop=True), np.asarray(result.pairing), result.ncp
     source_keys = frame[table.primary_key].to_numpy()[pairing]
     out = avatars.copy()

@@ -66,7 +66,7 @@ class AvatarResult(_Avatars):
 
 def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | str | None = None, weights=None,
               random_state=None, name: str = "table", drawn=(), space: FactorSpace | None = None, min_counts=None,
-              sensitive=(), groups=None) -> AvatarResult:
+              sensitive=(), groups=None, value_counts=None, extremes=None) -> AvatarResult:
     """Replace every record of ``table`` by an avatar (Guillaudeux et al., 2023).
 
     1. The columns are projected in a :class:`~relanon.engine.factor_space.FactorSpace` fitted on the table
@@ -122,6 +122,15 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     groups : array of int, shape (n_rows, n_parents), optional
         Each row's parents (codes, -1 for none): a sensitive value never comes from a row of the
         same parent.
+    value_counts : Mapping[str, pandas.Series], optional
+        For the rare-value rule when ``table`` is a batch of a larger table: per categorical-like
+        column, the number of records of the *whole* table holding each value (missing counted as a
+        value, under a missing key; a value absent counts 0). A value is then frequent when the table
+        holds it ``min_count`` times, whatever the batch holds. Other columns are counted in ``table``.
+    extremes : Mapping[str, tuple], optional
+        Likewise, per numeric column, the ``min_count``-th smallest and largest present values of the
+        whole table (:func:`relanon.engine.private_values.extreme_bounds`): the column's avatars are
+        kept between them. Other columns are bounded by ``table``'s own values.
 
     Returns
     -------
@@ -168,17 +177,18 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
 
     logger.info("table %r: combining neighbours", name)
     thresholds = min_count_thresholds(min_counts, types, k, name)
+    value_counts, extremes = _table_facts(value_counts, extremes, types, name)
     sensitive = [c for c in types if c in set(sensitive)]
     categorical = [c for c in types if types[c] not in NUMERIC_KINDS or space.statistics_[c].categorical_like]
     draw_indices, draw_cumulative = neighbours.indices, cumulative
     if thresholds:
         others = [c for c in categorical if c not in sensitive]
-        frequent, relaxed = frequent_records(table, others, thresholds), dict(thresholds)
+        frequent, relaxed = frequent_records(table, others, thresholds, value_counts), dict(thresholds)
         while not frequent.any() and max(relaxed.values(), default=1) > 1:
             # a small table where every record holds a rare value (20 doctors of 10 specialties): the
             # counts are halved until some records qualify, rather than giving up the rule
             relaxed = {c: max(1, v // 2) for c, v in relaxed.items()}
-            frequent = frequent_records(table, others, relaxed)
+            frequent = frequent_records(table, others, relaxed, value_counts)
         if relaxed != thresholds:
             logger.info("table %r: every record holds a value that fewer than min_count records hold; min_count "
                         "lowered to %d for the draw", name, max(relaxed.values(), default=1))
@@ -193,7 +203,7 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
         if types[column] in NUMERIC_KINDS and column not in drawn and not stats.categorical_like:
             out[column] = _numeric_avatar(table[column], neighbours.indices, weights_, chosen, stats, name)
             if thresholds:
-                out[column] = bound_extremes(out[column], table[column], thresholds[column])
+                out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
         else:
             out[column] = table[column].take(chosen).reset_index(drop=True)
     if sensitive:
@@ -231,6 +241,16 @@ def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thres
             if thresholds:
                 out[column] = bound_extremes(out[column], table[column], thresholds[column])
     return out
+
+
+def _table_facts(value_counts, extremes, types, name: str) -> tuple[dict, dict]:
+    """The whole table's value counts and extremes as dicts, or a ParameterError naming unknown columns."""
+    value_counts, extremes = dict(value_counts or {}), dict(extremes or {})
+    for label, given in (("value_counts", value_counts), ("extremes", extremes)):
+        unknown = sorted(set(given) - set(types))
+        if unknown:
+            raise ParameterError(f"table {name!r}: {label} names columns that are not avatarized: {unknown}")
+    return value_counts, extremes
 
 
 def neighbour_weights(distances: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -10,7 +10,9 @@ attacks of ``relanon assess`` (README, Privacy attacks):
   released is still one an original holds (no impossible combination), and a town held by one
   person is never copied. Numbers, weighted means of neighbours, are kept between the
   ``min_count``-th smallest and largest values of their column (:func:`bound_extremes`): the
-  largest income released is one that ``min_count`` people reach.
+  largest income released is one that ``min_count`` people reach. A table avatarized in batches
+  (the Dask engine) counts in the whole table, not in the batch: its value counts and order
+  statistics are given (``value_counts``, ``extremes`` of :func:`relanon.engine.avatar.avatarize`).
 - **Sensitive columns, leave the column out.** Copied from the neighbour whose tuple the avatar
   carries, a sensitive value (``smoker``) sits in the released row closest to that neighbour: an
   attacker who knows the other columns of a person of the data reads her own value there, which
@@ -88,22 +90,59 @@ def tuple_codes(table: pd.DataFrame, columns) -> np.ndarray:
     return np.unique(codes, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
 
 
-def frequent_records(table: pd.DataFrame, columns, thresholds: Mapping[str, int]) -> np.ndarray:
+def frequent_records(table: pd.DataFrame, columns, thresholds: Mapping[str, int],
+                     value_counts: Mapping[str, pd.Series] | None = None) -> np.ndarray:
     """Whether each record's values of ``columns`` are all held by at least their column's threshold.
+
+    Records holding a value are counted among the rows of ``table``, or, for a column of
+    ``value_counts``, read there: the count of each value in the whole table of which ``table`` is a
+    batch (:func:`held_counts`), so that a value rare in the table is rare in every batch, and a value
+    frequent in the table is frequent in a batch that holds it once.
 
     Examples
     --------
     >>> people = pd.DataFrame({"town": ["A", "A", "A", "B"], "sex": ["F", "M", "F", "F"]})
     >>> frequent_records(people, ["town", "sex"], {"town": 2, "sex": 1}).tolist()
     [True, True, True, False]
+    >>> frequent_records(people, ["town"], {"town": 2}, {"town": pd.Series({"A": 1, "B": 40})}).tolist()
+    [False, False, False, True]
     """
     eligible = np.ones(len(table), dtype=bool)
     for column in columns:
         threshold = thresholds.get(column, 1)
         if threshold > 1:
-            codes = value_codes(table[column])
-            eligible &= np.bincount(codes)[codes] >= threshold
+            if value_counts is not None and column in value_counts:
+                eligible &= held_counts(table[column], value_counts[column]) >= threshold
+            else:
+                codes = value_codes(table[column])
+                eligible &= np.bincount(codes)[codes] >= threshold
     return eligible
+
+
+def held_counts(series: pd.Series, counts: pd.Series) -> np.ndarray:
+    """How many records of the whole table hold each value of ``series``, read from ``counts``.
+
+    ``counts`` maps each value of the table's column to its number of records; missing is a value of
+    its own (:func:`value_codes`), counted under a missing key (NaN, None or NA: they are one value).
+    A value ``counts`` does not hold counts 0 (it is rare).
+
+    Examples
+    --------
+    >>> held_counts(pd.Series(["A", None, "C"]), pd.Series([7, 2], index=["A", None])).tolist()
+    [7, 2, 0]
+    """
+    index = pd.Index(counts.index)
+    number = np.asarray(counts, dtype=np.int64)
+    missing = np.asarray(index.isna())
+    known = index[~missing]
+    if not known.is_unique:
+        raise ParameterError(f"column {series.name!r}: value_counts holds a value twice: "
+                             f"{known[known.duplicated()].tolist()[:5]}")
+    out = np.full(len(series), int(number[missing].sum()), dtype=np.int64)
+    present = series.notna().to_numpy()
+    found = known.get_indexer(series[present])
+    out[present] = np.where(found >= 0, number[~missing][np.maximum(found, 0)], 0)
+    return out
 
 
 def among_eligible(eligible: np.ndarray, indices: np.ndarray, weights: np.ndarray, coords: np.ndarray,
@@ -138,20 +177,40 @@ def among_eligible(eligible: np.ndarray, indices: np.ndarray, weights: np.ndarra
     return indices, weights / weights.sum(axis=1, keepdims=True)
 
 
-def bound_extremes(avatars: pd.Series, original: pd.Series, min_count: int) -> pd.Series:
-    """``avatars`` kept between the ``min_count``-th smallest and largest present values of ``original``.
+def bound_extremes(avatars: pd.Series, original: pd.Series, min_count: int, bounds: tuple | None = None) -> pd.Series:
+    """``avatars`` kept between the ``min_count``-th smallest and largest present values of ``original``,
+    or between ``bounds``: those of the whole table of which ``original`` is a batch
+    (:func:`extreme_bounds` of its values).
 
     Examples
     --------
     >>> bound_extremes(pd.Series([1, 50, 99]), pd.Series(range(1, 101)), 5).tolist()
     [5, 50, 96]
+    >>> bound_extremes(pd.Series([1, 50, 99]), pd.Series(range(1, 101)), 5, bounds=(20, 60)).tolist()
+    [20, 50, 60]
     """
-    present = original.dropna().sort_values(kind="stable")
-    n = len(present)
+    if bounds is None:
+        present = original.dropna().sort_values(kind="stable")
+        bounds = extreme_bounds(present, present, len(present), min_count)
+    if bounds is None:
+        return avatars
+    return avatars.clip(*bounds)
+
+
+def extreme_bounds(smallest: pd.Series, largest: pd.Series, n: int, min_count: int) -> tuple | None:
+    """The ``min_count``-th smallest and largest of ``n`` present values (at most their middle ones), from
+    sorted ``smallest`` and ``largest`` holding at least the ``min_count`` smallest and largest of them
+    (each part's, gathered, hold the whole table's); None when ``min_count`` is 1 (no bound).
+
+    Examples
+    --------
+    >>> [int(v) for v in extreme_bounds(pd.Series([1, 2, 3]), pd.Series([7, 8, 9]), 100, 2)]
+    [2, 8]
+    """
     t = min(int(min_count), (n + 1) // 2)
     if t <= 1:
-        return avatars
-    return avatars.clip(present.iloc[t - 1], present.iloc[n - t])
+        return None
+    return smallest.iloc[t - 1], largest.iloc[len(largest) - t]
 
 
 def without(frame: pd.DataFrame, columns) -> pd.DataFrame:
