@@ -22,6 +22,7 @@ from relanon.engine.private_values import (
     frequent_records,
     min_count_thresholds,
     sensitive_donors,
+    without,
 )
 from relanon.metrics.attacks.inference import inference
 from relanon.multitable.pipeline import about_people, enrich, min_counts, sensitive_columns
@@ -205,3 +206,13 @@ def test_search_and_rank_shortcuts_match_their_definitions():
     ranks = np.empty_like(order)
     np.put_along_axis(ranks, order, np.arange(1, 13)[None, :].repeat(200, 0), axis=1)
     assert _ranked(weights, distances).tobytes() == (weights * np.exp2(-ranks.astype(float) / 2)).tobytes()
+
+
+def test_records_and_avatars_are_compared_without_their_sensitive_columns_alike():
+    table = people(300, 8)
+    space = FactorSpace(TYPES, random_state=0).fit(table)
+    # avatars equal to their records but for the sensitive columns: they sit on their records
+    avatars = table.assign(smoker=~table["smoker"], income=table["income"].iloc[::-1].to_numpy())
+    records = space.transform(without(table, ["smoker", "income"]))
+    assert np.allclose(space.transform(without(avatars, ["smoker", "income"], like=table)), records)
+    assert not np.allclose(space.transform(without(avatars, ["smoker", "income"])), records)  # each its own value

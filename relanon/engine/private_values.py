@@ -168,13 +168,15 @@ def bound_extremes(avatars: pd.Series, original: pd.Series, min_count: int) -> p
     return avatars.clip(present.iloc[t - 1], present.iloc[n - t])
 
 
-def without(frame: pd.DataFrame, columns) -> pd.DataFrame:
-    """``frame`` with every value of ``columns`` replaced by one present value of the column: in a
-    fitted factor space, such columns move every row by the same vector and no longer count in
-    distances."""
+def without(frame: pd.DataFrame, columns, like: pd.DataFrame | None = None) -> pd.DataFrame:
+    """``frame`` with every value of ``columns`` replaced by one present value of the column in ``like``
+    (default ``frame``): in a fitted factor space, such columns move every row by the same vector and
+    no longer count in distances. Two frames compared in the space take the same ``like``: with two
+    values, one frame's rows would all be moved away from the other's."""
+    like = frame if like is None else like
     frame = frame.copy()
     for column in columns:
-        present = frame[column].dropna()
+        present = like[column].dropna()
         if len(present):
             frame[column] = pd.Series(present.iloc[0], index=frame.index).astype(frame[column].dtype)
     return frame
@@ -237,7 +239,7 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
         raise ParameterError(f"chunk_rows must be a positive number of rows, got {chunk_rows}")
     n = len(table)
     coords = space.transform(without(table, sensitive))
-    released = space.transform(without(avatars, sensitive))
+    released = space.transform(without(avatars, sensitive, like=table))
     others = [c for c in categorical if c not in sensitive]
     shared = tuple_codes(table, others)
     secret = tuple_codes(table, [c for c in categorical if c in sensitive])
