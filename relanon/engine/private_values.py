@@ -334,9 +334,11 @@ def _donate(rows, chosen, candidates, width, draws, u, rules: _Rules):
             group = rules.groups[:, column]
             excluded |= ((group[candidates] == group[chosen][:, None]) | (group[candidates] == group[rows][:, None])) \
                 & (group[candidates] >= 0)
-    each = (candidates.reshape(-1), np.repeat(rows, candidates.shape[1]))  # every (candidate, avatar) pair
-    numbers_excluded = excluded | (rules.closer_than[each] > 0).reshape(candidates.shape)
-    excluded |= (rules.closest[each] > 0).reshape(candidates.shape)
+    hit = (rules.closest[candidates.reshape(-1), np.repeat(rows, candidates.shape[1])] > 0).reshape(candidates.shape)
+    closer = np.zeros_like(hit)  # among the pairs of a hit: the closest rows are the closer ones and more
+    closer[hit] = rules.closer_than[candidates[hit], rows[np.nonzero(hit)[0]]] > 0
+    numbers_excluded = excluded | closer
+    excluded |= hit
     # a combination counts as held when enough records hold it: held by the person alone, it would tell
     # her value to whoever knows her other values
     base, existing, pair_rules = rules.combinations
