@@ -249,10 +249,9 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
     search = np.hstack([coords, scale * shared[:, None].astype(np.float64)])
     released_search = np.hstack([released, scale * shared[chosen][:, None].astype(np.float64)])
     width = min(n - 1, k + protected)
-    # candidates: the records sharing the neighbour's other categorical values, nearest first (the
-    # tuple's code as one more coordinate, scaled beyond the diameter of the point cloud: beyond the
-    # records of the tuple, the order means nothing), then its nearest records in the space; searched
-    # once per drawn neighbour
+    # candidates: the records sharing the neighbour's other categorical values, nearest first (beyond
+    # the records of the tuple, the order means nothing), then its nearest records in the space;
+    # searched once per drawn neighbour
     drawn, drawn_row = np.unique(chosen, return_inverse=True)
     searched = (_other_neighbours(search, drawn, width), _other_neighbours(coords, drawn, min(n - 1, 2 * width)))
     # a released row may not carry the values of a record it is one of the closest rows to: closest
@@ -263,8 +262,8 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
     # numbers, means of many look-alikes, need less: the few closest rows (more would leave only
     # distant look-alikes and lose the column's relations to the others)
     few = min(PROTECTED_NUMBER_ROWS, protected, n)
-    rules = _Rules(coords, shared, secret, closer_than=_row_sets([c[:, :few] for c in closest]),
-                   closest=_row_sets(closest),
+    rules = _Rules(coords, shared, secret, protected_rows=_row_sets(closest),
+                   protected_number_rows=_row_sets([c[:, :few] for c in closest]),
                    combinations=_held_combinations(table, others, shared, secret, combination_holders),
                    groups=groups, eligible=eligible)
     del closest
@@ -299,8 +298,8 @@ class _Rules(NamedTuple):
     coords: np.ndarray
     shared: np.ndarray
     secret: np.ndarray
-    closer_than: sparse.csr_array
-    closest: sparse.csr_array
+    protected_rows: sparse.csr_array  # [record, released row] > 0: the row may not carry its values
+    protected_number_rows: sparse.csr_array  # the same for its numbers
     combinations: tuple
     groups: np.ndarray | None
     eligible: np.ndarray | None
@@ -334,11 +333,13 @@ def _donate(rows, chosen, candidates, width, draws, u, rules: _Rules):
             group = rules.groups[:, column]
             excluded |= ((group[candidates] == group[chosen][:, None]) | (group[candidates] == group[rows][:, None])) \
                 & (group[candidates] >= 0)
-    hit = (rules.closest[candidates.reshape(-1), np.repeat(rows, candidates.shape[1])] > 0).reshape(candidates.shape)
-    closer = np.zeros_like(hit)  # among the pairs of a hit: the closest rows are the closer ones and more
-    closer[hit] = rules.closer_than[candidates[hit], rows[np.nonzero(hit)[0]]] > 0
-    numbers_excluded = excluded | closer
-    excluded |= hit
+    each = (candidates.reshape(-1), np.repeat(rows, candidates.shape[1]))  # (candidate, avatar) pairs
+    protected = (rules.protected_rows[each] > 0).reshape(candidates.shape)
+    numbers_protected = np.zeros_like(protected)  # the rows protecting numbers are among the others
+    of_row = rows[np.nonzero(protected)[0]]
+    numbers_protected[protected] = rules.protected_number_rows[candidates[protected], of_row] > 0
+    numbers_excluded = excluded | numbers_protected
+    excluded |= protected
     # a combination counts as held when enough records hold it: held by the person alone, it would tell
     # her value to whoever knows her other values
     base, existing, pair_rules = rules.combinations
