@@ -12,8 +12,18 @@ import pytest
 
 from relanon import datasets, load_schema
 from relanon.common.errors import ParameterError, SchemaError
-from relanon.engine.avatar import avatarize
-from relanon.engine.private_values import bound_extremes, frequent_records, min_count_thresholds
+from relanon.engine.avatar import avatarize, neighbour_weights
+from relanon.engine.factor_space import FactorSpace
+from relanon.engine.neighbours import self_neighbours
+from relanon.engine.private_values import (
+    _other_neighbours,
+    _ranked,
+    bound_extremes,
+    frequent_records,
+    min_count_thresholds,
+    sensitive_donors,
+    without,
+)
 from relanon.metrics.attacks.inference import inference
 from relanon.multitable.pipeline import about_people, enrich, min_counts, sensitive_columns
 
@@ -216,3 +226,59 @@ def test_given_table_facts_are_ignored_without_the_rule_and_change_nothing_when_
     same = avatarize(batch, TYPES, k=5, random_state=1, min_counts=5, **facts)
     pd.testing.assert_frame_equal(same.avatars, ruled.avatars)
     assert np.array_equal(same.pairing, ruled.pairing)
+
+
+def test_donors_do_not_depend_on_how_many_avatars_are_weighed_at_once():
+    table = with_rare_cluster(people(400, 7))
+    table.loc[table.index % 7 == 0, "income"] = np.nan
+    n, k = len(table), 5
+    space = FactorSpace(TYPES, random_state=0).fit(table)
+    rng = np.random.default_rng(1)
+    chosen = self_neighbours(space.transform(table), k).indices[np.arange(n), rng.integers(0, k, n)]
+    avatars = table.take(chosen).reset_index(drop=True)
+    parents = rng.integers(-1, 40, (n, 1))  # rows of a child table: never a donor of the same parent
+    eligible = frequent_records(table, ["smoker"], {"smoker": 3})
+
+    def donors(chunk_rows):
+        generator = np.random.default_rng(2)
+        found = sensitive_donors(table, avatars, space, chosen, ["smoker", "income"], ["sex", "town", "smoker"], k,
+                                 generator, weigh=neighbour_weights, eligible=eligible, combination_holders=3,
+                                 groups=parents, chunk_rows=chunk_rows)
+        return found, generator.random()  # the caller's generator goes on as after one chunk
+
+    whole, after = donors(n)
+    assert whole.counts["sharing"] and whole.counts["forming"]  # more than one tier of donors
+    for chunk_rows in (1, 7, 128, None):
+        chunked, chunked_after = donors(chunk_rows)
+        for field in ("donors", "candidates", "mix"):
+            expected, got = getattr(whole, field), getattr(chunked, field)
+            assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes(), (field, chunk_rows)
+        assert chunked.counts == whole.counts and chunked_after == after
+
+
+def test_search_and_rank_shortcuts_match_their_definitions():
+    rng = np.random.default_rng(3)
+    points = np.round(rng.normal(size=(300, 3)), 1)  # many exact ties
+    points[:20] = points[0]  # and duplicates
+    of = np.unique(rng.integers(0, 300, 120))
+    assert np.array_equal(_other_neighbours(points, of, 25), self_neighbours(points, 25).indices[of])
+    # ranks by distance among the positive weights, first in the row first among equals: rows in order,
+    # rows out of order, ties
+    distances = np.sort(rng.integers(0, 6, (200, 12)).astype(float), axis=1)
+    shuffled = rng.random(200) < 0.5
+    distances[shuffled] = rng.permuted(distances[shuffled], axis=1)
+    weights = rng.exponential(size=(200, 12)) * (rng.random((200, 12)) < 0.7)
+    order = np.argsort(np.where(weights > 0, distances, np.inf), axis=1, kind="stable")
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(1, 13)[None, :].repeat(200, 0), axis=1)
+    assert _ranked(weights, distances).tobytes() == (weights * np.exp2(-ranks.astype(float) / 2)).tobytes()
+
+
+def test_records_and_avatars_are_compared_without_their_sensitive_columns_alike():
+    table = people(300, 8)
+    space = FactorSpace(TYPES, random_state=0).fit(table)
+    # avatars equal to their records but for the sensitive columns: they sit on their records
+    avatars = table.assign(smoker=~table["smoker"], income=table["income"].iloc[::-1].to_numpy())
+    records = space.transform(without(table, ["smoker", "income"]))
+    assert np.allclose(space.transform(without(avatars, ["smoker", "income"], like=table)), records)
+    assert not np.allclose(space.transform(without(avatars, ["smoker", "income"])), records)  # each its own value

@@ -26,16 +26,18 @@ attacks of ``relanon assess`` (README, Privacy attacks):
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Mapping
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from relanon.common.errors import ParameterError
 from relanon.engine.factor_space import FactorSpace
-from relanon.engine.neighbours import cross_neighbours, self_neighbours
+from relanon.engine.neighbours import cross_neighbours
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +47,9 @@ logger = logging.getLogger(__name__)
 PROTECTED_ROWS = 20
 PROTECTED_NUMBER_ROWS = 3
 DISTANCE_EPSILON = 1e-9
+# Values of the largest array of a chunk of avatars in :func:`sensitive_donors` (the coordinates of
+# their candidates): about 80 MB.
+CHUNK_VALUES = 10_000_000
 
 
 def min_count_thresholds(min_counts, types, k: int, name: str) -> dict[str, int]:
@@ -83,11 +88,20 @@ def value_codes(series: pd.Series) -> np.ndarray:
 
 
 def tuple_codes(table: pd.DataFrame, columns) -> np.ndarray:
-    """One integer per distinct combination of the values of ``columns`` (zeros without columns)."""
-    if not len(columns):
-        return np.zeros(len(table), dtype=np.int64)
-    codes = np.column_stack([value_codes(table[c]) for c in columns])
-    return np.unique(codes, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    """One integer per distinct combination of the values of ``columns`` (zeros without columns),
+    numbered in the lexicographic order of the columns' :func:`value_codes`.
+
+    Examples
+    --------
+    >>> tuple_codes(pd.DataFrame({"sex": ["F", "M", "F"], "town": ["B", "A", "A"]}), ["sex", "town"]).tolist()
+    [0, 2, 1]
+    """
+    codes = np.zeros(len(table), dtype=np.int64)
+    for column in columns:
+        # the combination so far and one more column, renumbered: the codes stay below the rows' number
+        values = value_codes(table[column])
+        codes = np.unique(codes * (values.max(initial=0) + 1) + values, return_inverse=True)[1].astype(np.int64)
+    return codes
 
 
 def frequent_records(table: pd.DataFrame, columns, thresholds: Mapping[str, int],
@@ -213,13 +227,15 @@ def extreme_bounds(smallest: pd.Series, largest: pd.Series, n: int, min_count: i
     return smallest.iloc[t - 1], largest.iloc[len(largest) - t]
 
 
-def without(frame: pd.DataFrame, columns) -> pd.DataFrame:
-    """``frame`` with every value of ``columns`` replaced by one present value of the column: in a
-    fitted factor space, such columns move every row by the same vector and no longer count in
-    distances."""
+def without(frame: pd.DataFrame, columns, like: pd.DataFrame | None = None) -> pd.DataFrame:
+    """``frame`` with every value of ``columns`` replaced by one present value of the column in ``like``
+    (default ``frame``): in a fitted factor space, such columns move every row by the same vector and
+    no longer count in distances. Two frames compared in the space take the same ``like``: with two
+    values, one frame's rows would all be moved away from the other's."""
+    like = frame if like is None else like
     frame = frame.copy()
     for column in columns:
-        present = frame[column].dropna()
+        present = like[column].dropna()
         if len(present):
             frame[column] = pd.Series(present.iloc[0], index=frame.index).astype(frame[column].dtype)
     return frame
@@ -237,7 +253,8 @@ class Donors(NamedTuple):
 def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSpace, chosen: np.ndarray,
                      sensitive, categorical, k: int, rng: np.random.Generator, *, weigh,
                      eligible: np.ndarray | None = None, protected: int = PROTECTED_ROWS,
-                     combination_holders: int = 1, groups: np.ndarray | None = None) -> Donors:
+                     combination_holders: int = 1, groups: np.ndarray | None = None,
+                     chunk_rows: int | None = None) -> Donors:
     """The record whose sensitive values each avatar takes (see the module docstring).
 
     Parameters
@@ -261,6 +278,10 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
     groups : ndarray of int, shape (n, g), optional
         The records' parents (one column per foreign key, -1 for none): a donor never shares a
         parent with the record or with the drawn neighbour.
+    chunk_rows : int, optional
+        Avatars whose candidates are weighed at once (by default as many as keep the largest array
+        of a chunk near 80 MB). The result does not depend on it: the random numbers are drawn as
+        for one chunk, and every step is a computation within one avatar's row.
 
     Returns
     -------
@@ -273,10 +294,13 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
         combination that ``combination_holders`` originals hold, forming only pairs some original
         holds, or neither (none was possible).
     """
+    if chunk_rows is not None and chunk_rows < 1:
+        raise ParameterError(f"chunk_rows must be a positive number of rows, got {chunk_rows}")
     n = len(table)
     coords = space.transform(without(table, sensitive))
-    released = space.transform(without(avatars, sensitive))
-    shared = tuple_codes(table, [c for c in categorical if c not in sensitive])
+    released = space.transform(without(avatars, sensitive, like=table))
+    others = [c for c in categorical if c not in sensitive]
+    shared = tuple_codes(table, others)
     secret = tuple_codes(table, [c for c in categorical if c in sensitive])
     # records sharing the neighbour's other categorical values come first: the tuple's code as one
     # more coordinate, scaled beyond the diameter of the point cloud
@@ -284,71 +308,129 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
     search = np.hstack([coords, scale * shared[:, None].astype(np.float64)])
     released_search = np.hstack([released, scale * shared[chosen][:, None].astype(np.float64)])
     width = min(n - 1, k + protected)
-    # candidates: the records sharing the neighbour's other categorical values, nearest first (the
-    # tuple's code as one more coordinate, scaled beyond the diameter of the point cloud: beyond the
-    # records of the tuple, the order means nothing), then its nearest records in the space
-    candidates = np.hstack([self_neighbours(search, width).indices[chosen],
-                            self_neighbours(coords, min(n - 1, 2 * width)).indices[chosen]])
-    differences = coords[chosen][:, None, :] - coords[candidates]
-    distances = np.sqrt(np.einsum("ijk,ijk->ij", differences, differences))
+    # candidates: the records sharing the neighbour's other categorical values, nearest first (beyond
+    # the records of the tuple, the order means nothing), then its nearest records in the space;
+    # searched once per drawn neighbour
+    drawn, drawn_row = np.unique(chosen, return_inverse=True)
+    searched = (_other_neighbours(search, drawn, width), _other_neighbours(coords, drawn, min(n - 1, 2 * width)))
     # a released row may not carry the values of a record it is one of the closest rows to: closest
     # as an attacker who weighs categorical matches heavily sees it, and closest in the space
     closest_width = min(protected, n)
-    closest = np.hstack([cross_neighbours(released_search, search, closest_width).indices,
-                         cross_neighbours(released, coords, closest_width).indices])
-    rows = np.arange(n)[:, None]
-    excluded = (candidates == rows) | (candidates == chosen[:, None])
-    if groups is not None:
-        # rows of a table below others: never a donor of the same parent (a doctor's visits would hand
-        # each other their reasons, and the doctor's most frequent reason would be hers)
-        for column in range(groups.shape[1]):
-            group = groups[:, column]
-            excluded |= ((group[candidates] == group[chosen][:, None]) | (group[candidates] == group[:, None])) \
-                & (group[candidates] >= 0)
+    closest = [cross_neighbours(released_search, search, closest_width).indices,
+               cross_neighbours(released, coords, closest_width).indices]
     # numbers, means of many look-alikes, need less: the few closest rows (more would leave only
     # distant look-alikes and lose the column's relations to the others)
     few = min(PROTECTED_NUMBER_ROWS, protected, n)
-    numbers_excluded = excluded.copy()
-    for column in range(closest.shape[1]):
-        hit = closest[candidates, column] == rows
-        excluded |= hit
-        if column % closest_width < few:
-            numbers_excluded |= hit
+    rules = _Rules(coords, shared, secret, protected_rows=_row_sets(closest),
+                   protected_number_rows=_row_sets([c[:, :few] for c in closest]),
+                   combinations=_held_combinations(table, others, shared, secret, combination_holders),
+                   groups=groups, eligible=eligible)
+    del closest
+
+    width_all = width + searched[1].shape[1]
+    chunk = chunk_rows or max(1, CHUNK_VALUES // (width_all * max(coords.shape[1], 1)))
+    # the random numbers of the one-chunk computation: every avatar's Exp(1) per candidate, then one
+    # uniform per avatar. The exponentials are drawn twice (skipped, then chunk by chunk): kept, they
+    # would take 8 bytes per candidate of every avatar
+    exponentials = copy.deepcopy(rng)
+    for start in range(0, n, chunk):
+        rng.exponential(1.0, size=(min(chunk, n - start), width_all))
+    u = rng.random(n)
+    donors = np.empty(n, dtype=np.int64)
+    candidates = np.empty((n, width_all), dtype=np.int64)
+    mix = np.empty((n, width_all))
+    counts = {"sharing": 0, "forming": 0, "pairing": 0, "neither": 0}
+    for start in range(0, n, chunk):
+        rows = np.arange(start, min(start + chunk, n))
+        found = np.hstack([searched[0][drawn_row[rows]], searched[1][drawn_row[rows]]])
+        draws = exponentials.exponential(1.0, size=found.shape)
+        donors[rows], mix[rows], chunk_counts = _donate(rows, chosen[rows], found, width, draws, u[rows], rules)
+        candidates[rows] = found
+        for label, count in chunk_counts.items():
+            counts[label] += count
+    return Donors(donors, candidates, mix, counts)
+
+
+class _Rules(NamedTuple):
+    """What decides whether a record may give an avatar its sensitive values (:func:`_donate`)."""
+
+    coords: np.ndarray
+    shared: np.ndarray
+    secret: np.ndarray
+    protected_rows: sparse.csr_array  # [record, released row] > 0: the row may not carry its values
+    protected_number_rows: sparse.csr_array  # the same for its numbers
+    combinations: tuple
+    groups: np.ndarray | None
+    eligible: np.ndarray | None
+
+
+def _held_combinations(table, others, shared, secret, holders: int) -> tuple:
+    """The codes of the combinations of the sensitive values with all the other categorical values,
+    then with each other categorical value, that at least ``holders`` records hold (sorted)."""
+    base = secret.max(initial=0) + 1
+    combination = shared * base + secret
+    existing, count = np.unique(combination, return_counts=True)
+    pairs = []
+    for column in others:
+        codes = value_codes(table[column])
+        held, count_pair = np.unique(codes * base + secret, return_counts=True)
+        pairs.append((codes, held[count_pair >= holders]))
+    return base, existing[count >= holders], pairs
+
+
+def _donate(rows, chosen, candidates, width, draws, u, rules: _Rules):
+    """The donors and the mix of the avatars ``rows`` (one chunk of :func:`sensitive_donors`)."""
+    coords, shared, secret = rules.coords, rules.shared, rules.secret
+    differences = coords[chosen][:, None, :] - np.take(coords, candidates, axis=0)
+    distances = np.sqrt(np.einsum("ijk,ijk->ij", differences, differences))
+    del differences
+    excluded = (candidates == rows[:, None]) | (candidates == chosen[:, None])
+    if rules.groups is not None:
+        # rows of a table below others: never a donor of the same parent (a doctor's visits would hand
+        # each other their reasons, and the doctor's most frequent reason would be hers)
+        for column in range(rules.groups.shape[1]):
+            group = rules.groups[:, column]
+            excluded |= ((group[candidates] == group[chosen][:, None]) | (group[candidates] == group[rows][:, None])) \
+                & (group[candidates] >= 0)
+    each = (candidates.reshape(-1), np.repeat(rows, candidates.shape[1]))  # (candidate, avatar) pairs
+    protected = (rules.protected_rows[each] > 0).reshape(candidates.shape)
+    numbers_protected = np.zeros_like(protected)  # the rows protecting numbers are among the others
+    of_row = rows[np.nonzero(protected)[0]]
+    numbers_protected[protected] = rules.protected_number_rows[candidates[protected], of_row] > 0
+    numbers_excluded = excluded | numbers_protected
+    excluded |= protected
     # a combination counts as held when enough records hold it: held by the person alone, it would tell
     # her value to whoever knows her other values
-    combination = shared * (secret.max(initial=0) + 1) + secret
-    existing, holders = np.unique(combination, return_counts=True)
-    existing = existing[holders >= combination_holders]
-    forms = np.isin(shared[chosen][:, None] * (secret.max(initial=0) + 1) + secret[candidates], existing)
+    base, existing, pair_rules = rules.combinations
+    secret_values = secret[candidates]
+    forms = np.isin(shared[chosen][:, None] * base + secret_values, existing)
     # failing that, every pair of one of its other categorical values with the sensitive ones is one
     # that enough records hold (no dose of another drug; a pair held by one patient's visits alone
     # would hand them their own reasons)
     pairs = np.ones(candidates.shape, dtype=bool)
-    base = secret.max(initial=0) + 1
-    for column in (c for c in categorical if c not in sensitive):
-        codes = value_codes(table[column])
-        held, count = np.unique(codes * base + secret, return_counts=True)
-        pairs &= np.isin(codes[chosen][:, None] * base + secret[candidates], held[count >= combination_holders])
+    for codes, held in pair_rules:
+        pairs &= np.isin(codes[chosen][:, None] * base + secret_values, held)
     same = shared[candidates] == shared[chosen][:, None]
     near = np.zeros_like(same)
     near[:, width:] = True  # the look-alikes in the space (numbers are means over them)
-    frequent = eligible[candidates] if eligible is not None else np.ones_like(same)
+    frequent = rules.eligible[candidates] if rules.eligible is not None else np.ones_like(same)
     # 1 / d * Exp(1): the nearest allowed candidates weigh most (the avatar weights' random ranks
     # would weigh a distant candidate as much as a near one among these 2 (k + protected) candidates)
-    weights = rng.exponential(1.0, size=distances.shape) / (distances + DISTANCE_EPSILON)
+    weights = draws / (distances + DISTANCE_EPSILON)
     # numbers are means over the look-alikes allowed for privacy (combinations concern categories only):
     # a mean over the few records of a tier would often be one record's value
     mix = _ranked(weights * (~numbers_excluded & near), distances)
     total = mix.sum(axis=1, keepdims=True)
     mix = np.divide(mix, total, out=np.zeros_like(mix), where=total > 0)
-    allowed = ~excluded & ~_repeated(candidates)  # a record found by both searches is drawn with one weight
+    # a record found by both searches is drawn with one weight (each search finds a record once)
+    allowed = ~excluded
+    allowed[:, width:] &= ~_found_in(candidates[:, :width], candidates[:, width:])
     tiers = [("sharing", allowed & same & frequent), ("sharing", allowed & same),
              ("forming", allowed & near & forms & frequent), ("forming", allowed & near & forms),
              ("pairing", allowed & near & pairs & frequent), ("pairing", allowed & near & pairs),
              ("neither", allowed & near)]
-    donors = np.full(n, -1, dtype=np.int64)
+    donors = np.full(len(rows), -1, dtype=np.int64)
     counts = {"sharing": 0, "forming": 0, "pairing": 0, "neither": 0}
-    u = rng.random(n)
     for label, tier in tiers:
         todo = (donors < 0) & tier.any(axis=1)
         if not todo.any():
@@ -366,26 +448,48 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
     donors[left] = candidates[left, -1]
     mix[total[:, 0] == 0, -1] = 1.0
     counts["neither"] += int(left.sum())
-    return Donors(donors, candidates, mix, counts)
+    return donors, mix, counts
 
 
-def _repeated(indices: np.ndarray) -> np.ndarray:
-    """Whether each entry of a row already appears earlier in the row."""
-    order = np.argsort(indices, axis=1, kind="stable")
-    ordered = np.take_along_axis(indices, order, axis=1)
-    again = np.zeros_like(indices, dtype=bool)
-    repeat = np.zeros_like(ordered, dtype=bool)
-    repeat[:, 1:] = ordered[:, 1:] == ordered[:, :-1]
-    np.put_along_axis(again, order, repeat, axis=1)
-    return again
+def _other_neighbours(points: np.ndarray, of: np.ndarray, k: int) -> np.ndarray:
+    """``self_neighbours(points, k).indices[of]``, searched for the records ``of`` alone."""
+    found = cross_neighbours(points, points[of], k + 1).indices
+    is_self = found == of[:, None]
+    is_self[~is_self.any(axis=1), k] = True
+    return found[~is_self].reshape(len(of), k)
+
+
+def _row_sets(closest: list[np.ndarray]) -> sparse.csr_array:
+    """``sets[c, r] > 0`` when released row ``r`` is one of the rows of record ``c`` in one of the
+    ``closest`` arrays (shape (records, rows each)): a lookup of any (record, row) pair."""
+    rows = np.hstack(closest)
+    index = np.int32 if rows.size < 2**31 else np.int64
+    sets = sparse.csr_array((np.ones(rows.size, dtype=np.int8), rows.reshape(-1).astype(index),
+                             np.arange(0, rows.size + 1, rows.shape[1], dtype=index)), shape=(len(rows), len(rows)))
+    sets.sum_duplicates()  # sorted within each record: a lookup is a binary search
+    return sets
+
+
+def _found_in(earlier: np.ndarray, later: np.ndarray) -> np.ndarray:
+    """Whether each entry of ``later`` appears in the same row of ``earlier``."""
+    return (later[:, :, None] == earlier[:, None, :]).any(axis=2)
 
 
 def _ranked(weights: np.ndarray, distances: np.ndarray) -> np.ndarray:
     """``weights * 2 ** -rank``, the rank of each candidate with a positive weight by distance (1 for the
-    nearest): a mean of look-alikes weighted as the avatar's neighbours are keeps a column's spread (a
-    mean of many look-alikes narrowed the demo's BMI to 0.54 of its standard deviation)."""
-    masked = np.where(weights > 0, distances, np.inf)
-    order = np.argsort(masked, axis=1, kind="stable")
-    ranks = np.empty_like(order)
-    np.put_along_axis(ranks, order, np.arange(1, weights.shape[1] + 1)[None, :].repeat(len(weights), 0), axis=1)
+    nearest, the first in the row among equals): a mean of look-alikes weighted as the avatar's
+    neighbours are keeps a column's spread (a mean of many look-alikes narrowed the demo's BMI to 0.54
+    of its standard deviation)."""
+    positive = weights > 0
+    # candidates come from a search, nearest first: a row whose positive candidates are in order ranks
+    # them by counting; the others are sorted
+    ranks = np.cumsum(positive, axis=1)
+    farthest_so_far = np.maximum.accumulate(np.where(positive, distances, -np.inf), axis=1)
+    unordered = np.flatnonzero((positive & (distances < farthest_so_far)).any(axis=1))
+    if len(unordered):
+        masked = np.where(positive[unordered], distances[unordered], np.inf)
+        order = np.argsort(masked, axis=1, kind="stable")
+        sorted_ranks = np.empty_like(order)
+        np.put_along_axis(sorted_ranks, order, np.arange(1, weights.shape[1] + 1)[None, :], axis=1)
+        ranks[unordered] = sorted_ranks
     return weights * np.exp2(-ranks.astype(np.float64) / 2)
