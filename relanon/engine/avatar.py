@@ -208,15 +208,18 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
             out[column] = table[column].take(chosen).reset_index(drop=True)
     if sensitive:
         out.update(_sensitive_part(table, pd.DataFrame(out), space, chosen, sensitive, categorical, thresholds,
-                                   k, donor_rng, name, groups))
+                                   k, donor_rng, name, groups, value_counts, extremes))
     pairing = shuffle_rng.permutation(n)
     avatars = pd.DataFrame(out).take(pairing).reset_index(drop=True)
     return AvatarResult(avatars, pairing.astype(np.int64), ncp=space.n_components_)
 
 
-def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thresholds, k, rng, name, groups) -> dict:
-    """The sensitive columns of the avatars, from their donors, numbers kept within their bounds."""
-    eligible = frequent_records(table, [c for c in categorical if c in sensitive], thresholds) if thresholds else None
+def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thresholds, k, rng, name, groups,
+                    value_counts, extremes) -> dict:
+    """The sensitive columns of the avatars, from their donors, numbers kept within their bounds (the whole
+    table's counts and bounds when given: a batch of the Dask engine)."""
+    eligible = (frequent_records(table, [c for c in categorical if c in sensitive], thresholds, value_counts)
+                if thresholds else None)
     holders = max((thresholds.get(c, 1) for c in sensitive), default=1)
     found = sensitive_donors(table, avatars, space, chosen, sensitive, categorical, k, rng,
                              weigh=neighbour_weights, eligible=eligible, combination_holders=holders,
@@ -225,21 +228,14 @@ def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thres
         logger.info("table %r: %d avatars take sensitive values forming a combination no original holds (no "
                     "look-alike shared their other values)", name, found.counts["neither"])
     out = {}
-    if any(column not in categorical for column in sensitive):
-        # numbers move half-way to a look-alike drawn with the mix's weights (as the other numbers move
-        # to the drawn neighbour), not to the donor of the categories, chosen for them: pulled there,
-        # the demo-like income lost half its tie to age (correlation 0.18 against 0.55; 0.29-0.34 so)
-        cumulative = np.cumsum(found.mix, axis=1)
-        cumulative[:, -1] = 1.0
-        pulled = _draw(found.candidates, cumulative, rng)
     for column in sensitive:
         if column in categorical:
             out[column] = table[column].take(found.donors).reset_index(drop=True)
         else:
-            out[column] = _numeric_avatar(table[column], found.candidates, found.mix, pulled,
+            out[column] = _numeric_avatar(table[column], found.candidates, found.mix, found.pulled,
                                           space.statistics_[column], name)
             if thresholds:
-                out[column] = bound_extremes(out[column], table[column], thresholds[column])
+                out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
     return out
 
 
