@@ -12,7 +12,7 @@ import pytest
 
 from relanon import datasets, load_schema
 from relanon.common.errors import ParameterError, SchemaError
-from relanon.engine.avatar import avatarize, neighbour_weights
+from relanon.engine.avatar import avatarize
 from relanon.engine.factor_space import FactorSpace
 from relanon.engine.neighbours import self_neighbours
 from relanon.engine.private_values import (
@@ -242,7 +242,7 @@ def test_donors_do_not_depend_on_how_many_avatars_are_weighed_at_once():
     def donors(chunk_rows):
         generator = np.random.default_rng(2)
         found = sensitive_donors(table, avatars, space, chosen, ["smoker", "income"], ["sex", "town", "smoker"], k,
-                                 generator, weigh=neighbour_weights, eligible=eligible, combination_holders=3,
+                                 generator, eligible=eligible, combination_holders=3,
                                  groups=parents, chunk_rows=chunk_rows)
         return found, generator.random()  # the caller's generator goes on as after one chunk
 

@@ -222,7 +222,7 @@ def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thres
                 if thresholds else None)
     holders = max((thresholds.get(c, 1) for c in sensitive), default=1)
     found = sensitive_donors(table, avatars, space, chosen, sensitive, categorical, k, rng,
-                             weigh=neighbour_weights, eligible=eligible, combination_holders=holders,
+                             eligible=eligible, combination_holders=holders,
                              groups=None if groups is None else np.asarray(groups, dtype=np.int64).reshape(len(table), -1))
     if found.counts["neither"]:
         logger.info("table %r: %d avatars take sensitive values forming a combination no original holds (no "

@@ -252,7 +252,7 @@ class Donors(NamedTuple):
 
 
 def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSpace, chosen: np.ndarray,
-                     sensitive, categorical, k: int, rng: np.random.Generator, *, weigh,
+                     sensitive, categorical, k: int, rng: np.random.Generator, *,
                      eligible: np.ndarray | None = None, protected: int = PROTECTED_ROWS,
                      combination_holders: int = 1, groups: np.ndarray | None = None,
                      chunk_rows: int | None = None) -> Donors:
