@@ -49,6 +49,7 @@ from relanon.multitable.views import views
 from relanon.schema.validation import check_database
 
 HERE = Path(__file__).parent
+MARKS = {"failed": "!", "inconclusive": "?"}  # the states of relanon.metrics.attacks.results
 SEED = 2024
 K = 10
 
@@ -89,14 +90,15 @@ def long_tail(n: int = 10_000, seed: int = 0):
 # --------------------------------------------------------------------------- one run
 
 
-def run(schema, database, *, seed: int, n_predicates: int, n_attacks: int, prepare=None, finish=None):
+def run(schema, database, *, seed: int, n_predicates: int, n_attacks: int, prepare=None, finish=None,
+        holdout: float = 0.2):
     """Split, anonymize the training part (optionally prepared first), attack every view.
 
     Returns ``(split, release, attacks, frames)``; ``frames`` maps a view name to its release,
     training and control frames and types, for anonymeter.
     """
     checked = check_database(schema, database)
-    split = split_database(schema, checked, random_state=seed)
+    split = split_database(schema, checked, holdout=holdout, random_state=seed)
     training = prepare(split.training) if prepare else split.training
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -122,7 +124,7 @@ def show(attacks, theirs=None) -> None:
         other = theirs.get((a.view, a.attack, a.target))
         shown = f"{other['risk']:.3f} [{other['low']:.3f}, {other['high']:.3f}]" if other else "-"
         print(f"  {a.view[:42]:42} {a.attack:13} {a.target[:34]:34} "
-              f"{a.risk.value:.3f} [{a.risk.low:.3f}, {a.risk.high:.3f}]{'!' if a.passed is False else ' ':1} {shown:>26}")
+              f"{a.risk.value:.3f} [{a.risk.low:.3f}, {a.risk.high:.3f}]{MARKS.get(a.state, ' '):1} {shown:>26}")
 
 
 def succeeding(attacks) -> None:
@@ -255,6 +257,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--predicates", type=int, default=2000)
     parser.add_argument("--attacks", type=int, default=5000)
+    parser.add_argument("--holdout", type=float, default=0.2, help="share of the people held out as control")
     parser.add_argument("--anonymeter-python", help="python of a virtual environment holding anonymeter")
     parser.add_argument("--remedies", action="store_true", help="measure the rare-value remedies on the long tail")
     args = parser.parse_args()
@@ -263,7 +266,7 @@ def main() -> None:
         schema, database = parts[part]()
         start = time.perf_counter()
         split, _, attacks, frames = run(schema, database, seed=args.seed, n_predicates=args.predicates,
-                                        n_attacks=args.attacks)
+                                        n_attacks=args.attacks, holdout=args.holdout)
         print(f"\n{part}: {', '.join(f'{t} {s[0]:,} training / {s[1]:,} control' for t, s in split.sizes.items())}; "
               f"relanon split, anonymization and attacks {time.perf_counter() - start:.0f} s")
         theirs = None

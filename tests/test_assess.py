@@ -11,8 +11,9 @@ from relanon import datasets, load_schema
 from relanon.audit import audit_database
 from relanon.cli import main
 from relanon.metrics.attacks import assess
-from relanon.metrics.attacks.assessment import linkability_splits, secret_columns
+from relanon.metrics.attacks.assessment import DEFAULT_HOLDOUT, linkability_splits, secret_columns
 from relanon.metrics.attacks.holdout import split_database
+from relanon.metrics.attacks.results import STATES
 from relanon.multitable.views import views
 from relanon.present.audit import audit_text
 from relanon.schema.validation import check_database
@@ -103,10 +104,30 @@ def test_assessment_attacks_every_view_of_every_individual_table(demo, assessmen
     assert ("TO_TOP_ENRICHED(patients, visits)", "inference") in kinds
     targets = {a.target for a in assessment.attacks if a.view == "TO_TOP_ENRICHED(patients, visits)"}
     assert {"bmi", "smoker", "visits.mode(reason)"} <= targets
-    # every cell of the matrix is the highest risk of its view's attacks
-    worst = max(a.risk.high for a in assessment.attacks if a.view == "STANDALONE(patients)")
+    # every cell shows, among its view's attacks of the worst state, the highest upper bound
+    measured = [a for a in assessment.attacks if a.view == "STANDALONE(patients)" and a.state is not None]
+    worst_rank = max(STATES.index(a.state) for a in measured)
+    worst = max(a.risk.high for a in measured if STATES.index(a.state) == worst_rank)
     assert assessment.risk_upper.loc["patients", "patients"] == pytest.approx(worst)
     assert np.isnan(assessment.risk_matrix.loc["patients", "doctors"])
+
+
+def test_each_cell_holds_the_worst_state_of_its_attacks(assessment):
+    states = {}
+    for attack in assessment.attacks:
+        if attack.state is not None:
+            states.setdefault(assessment.cells[attack.view], []).append(attack.state)
+        if attack.state == "inconclusive":  # too few people: no release could have passed, the estimate did
+            assert attack.risk.value < 0.05 <= attack.floor and attack.risk.high >= 0.05
+        if attack.state is not None:  # a leak only widens the interval beyond the no-leak one... or narrows it
+            assert attack.floor >= 0 and (attack.state == "passed") == bool(attack.passed)
+    for cell, found in states.items():
+        worst = "failed" if "failed" in found else "inconclusive" if "inconclusive" in found else "passed"
+        assert assessment.risk_state.loc[cell] == worst
+        assert bool(assessment.risk_passed.loc[cell]) == (worst == "passed")
+    # 4 control doctors: nothing can be proven about them, whatever the release
+    doctors = [a for a in assessment.attacks if a.view == "STANDALONE(doctors)" and a.state is not None]
+    assert doctors and all(a.floor >= 0.05 for a in doctors)
 
 
 def test_assessment_calibrates_the_distance_targets(assessment):
@@ -128,7 +149,7 @@ def test_assessment_is_deterministic_and_json_ready(demo, assessment):
     assert again.to_json() == assessment.to_json()
     assert all(before[name].equals(db[name]) for name in db)  # the input is never modified
     data = json.loads(assessment.to_json())
-    assert data["sizes"]["patients"]["control"] == round(0.2 * len(db["patients"]))
+    assert data["sizes"]["patients"]["control"] == round(DEFAULT_HOLDOUT * len(db["patients"]))
     assert {a["attack"] for a in data["attacks"]} == {"singling_out", "linkability", "inference"}
 
 
@@ -179,7 +200,7 @@ def test_original_order_with_the_smallest_k_is_flagged_across_the_link():
 
 
 def test_a_table_released_unchanged_is_flagged():
-    result = assess(_schema(method="keep"), _people_and_children(), random_state=0, progress=False)
+    result = assess(_schema(method="keep"), _people_and_children(), holdout=0.2, random_state=0, progress=False)
     alone = {a.attack: a for a in result.attacks if a.view == "STANDALONE(people)"}
     assert alone["inference"].risk.low > 0.5
     assert alone["singling_out"].risk.low > 0.5
@@ -234,7 +255,7 @@ def test_relanon_assess_writes_the_report_and_prints_the_risk_matrix(tmp_path, c
     code = main(["assess", str(folder / "schema.yaml"), "--data", str(folder / "original"), "--out",
                  str(tmp_path / "assessment"), "--seed", "3", "--predicates", "200", "-q"])
     out = capsys.readouterr().out
-    assert code in (0, 1) and (code == 1) == ("RISK:" in out)
+    assert code in (0, 1) and (code == 1) == ("RISK:" in out or "UNPROVEN:" in out)
     assert "attack risk" in out and "privacy (hidden rate" in out
     page = (tmp_path / "assessment" / "report.html").read_text(encoding="utf-8")
     assert 'id="attacks"' in page and "TO_TOP_ENRICHED(patients, visits)" in page

@@ -21,10 +21,15 @@ distributed = pytest.importorskip("distributed")
 from relanon import datasets  # noqa: E402
 from relanon.common.errors import DataError, ParameterError  # noqa: E402
 from relanon.distributed import anonymize_dataset  # noqa: E402
+from relanon.distributed.rare_values import table_facts  # noqa: E402
+from relanon.distributed.space import finished_statistics, merged_summaries  # noqa: E402
+from relanon.engine.private_values import bound_extremes  # noqa: E402
+from relanon.engine.space_statistics import summarize  # noqa: E402
 from relanon.metrics.privacy import privacy  # noqa: E402
 from relanon.metrics.signal import signal  # noqa: E402
 from relanon.multitable.pipeline import anonymize  # noqa: E402
 from relanon.multitable.release import write_release  # noqa: E402
+from relanon.schema.model import load_schema  # noqa: E402
 from relanon.stores.partitioned import write_part  # noqa: E402
 
 SCALE, SEED, BATCH, BLOCK = 0.05, 5, 400, 500
@@ -135,7 +140,9 @@ def test_same_bytes_with_one_and_two_workers(demo, parts, batched, one_worker, t
 def test_signal_within_batching_tolerance(demo, batched, local):
     """Batches of 400 rows against the whole tables of the local engine: each table's Hellinger mean at
     most 0.05 above (benchmarks/batching_cost.py measured +0.008 for 2 batches, +0.039 for 20 on 100,000
-    patients; at this small scale the whole tables are already above the 0.1 target)."""
+    patients; at this small scale the whole tables are already above the 0.1 target). With the sensitive
+    columns decoded from look-alikes (issue 14), a batch of 400 rows holds few of them: 0.05 became 0.1
+    (prescriptions, whose drug is sensitive: 0.138 batched against 0.056 whole at this scale)."""
     schema, database = demo
     out, _ = batched
     release = _read(out, schema)
@@ -144,14 +151,16 @@ def test_signal_within_batching_tolerance(demo, batched, local):
         types = {c.name: c.type for c in schema[name].released_columns}
         batched_value, whole_value = (next(m.value for m in signal(database[name], frame[name], types, floor=False)
                                            if m.name == "hellinger_mean") for frame in (release, whole))
-        assert batched_value < whole_value + 0.05, (name, batched_value, whole_value)
+        assert batched_value < whole_value + 0.1, (name, batched_value, whole_value)
 
 
 def test_privacy_within_batching_tolerance(demo, batched, local):
     """The privacy metrics a release can be measured by without the private pairing: batches keep the
     avatars as far from the originals as whole tables do (benchmarks/batching_cost.py: the distance to
-    closest rises with batching, 0.027 -> 0.034; here 20 % of slack for the small tables' noise), and no
-    more released rows equal an original row (2 points of slack)."""
+    closest rises with batching, 0.027 -> 0.034; here 30 % of slack for the small tables' noise and for
+    the sensitive decoding; with the rare-value rule counted in the whole table, visits 0.160 whole,
+    0.183 batched; 0.105 batched without the rule), and no more released rows equal an original row (2
+    points of slack)."""
     schema, database = demo
     out, _ = batched
     release = _read(out, schema)
@@ -161,9 +170,91 @@ def test_privacy_within_batching_tolerance(demo, batched, local):
         batched_figures, whole_figures = ({m.name: m.value for m in privacy(database[name], frame[name], types,
                                                                            random_state=0)}
                                           for frame in (release, whole))
-        assert batched_figures["distance_to_closest"] >= 0.8 * whole_figures["distance_to_closest"], name
+        assert batched_figures["distance_to_closest"] >= 0.7 * whole_figures["distance_to_closest"], name
         assert (batched_figures["row_direct_match_protection"]
                 >= whole_figures["row_direct_match_protection"] - 2), name
+
+
+TOWNS_SCHEMA = {"relanon": 1, "name": "towns", "tables": {"people": {
+    "primary_key": "person_id", "individual": True,
+    "columns": {"age": "integer", "sex": "categorical", "town": "categorical", "children": "integer",
+                "income": "continuous"}}}}
+
+
+def towns(n: int = 1200, seed: int = 0) -> pd.DataFrame:
+    """People of 40 towns of about 30, and groups of look-alikes (each other's neighbours, so that
+    without the rule their avatars copy their values): 9 of ``Nine`` (a town rarer than k = 10, about
+    3 in each batch), 6 with 15 children (the others 0 to 4), 6 earning millions; 12 sharing ``Dozen``
+    (frequent in the table, 4 or fewer in some batch); 5 people each alone in a town (``Solo..``)."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "person_id": np.arange(n) + 1,
+        "age": rng.integers(18, 90, n),
+        "sex": rng.choice(["F", "M"], n),
+        "town": rng.choice([f"T{i:02d}" for i in range(40)], n).astype(object),
+        "children": rng.integers(0, 5, n),
+        "income": np.round(rng.lognormal(10, 0.4, n), 2),
+    })
+    frame.loc[:8, ["age", "sex", "town", "children", "income"]] = [[50, "F", "Nine", 2, 30_000.0]] * 9
+    frame.loc[10:15, ["age", "sex", "town", "children", "income"]] = [[40, "M", "T00", 15, 25_000.0]] * 6
+    frame.loc[20:25, ["age", "sex", "town", "children"]] = [[60, "F", "T01", 1]] * 6
+    frame.loc[20:25, "income"] = [5e6, 6e6, 7e6, 8e6, 9e6, 1e7]
+    frame.loc[30:41, "town"] = "Dozen"
+    frame.loc[50:54, "town"] = [f"Solo{i}" for i in range(5)]
+    return frame
+
+
+def test_rare_values_are_counted_in_the_whole_table_across_batches(two_workers, tmp_path):
+    """Three batches of 400 people, k = 10: no town held by one person and no number of children held
+    by one reaches the release (without the rule, a record's values reach it with probability ~0.6 each),
+    ``Dozen`` (12 people, 4 or fewer in some batch) may, and incomes stay within the whole table's 10th
+    smallest and largest."""
+    schema, people = load_schema(TOWNS_SCHEMA), towns()
+    for i, rows in enumerate(np.array_split(np.arange(len(people)), 2)):
+        write_part(people.iloc[rows].reset_index(drop=True), tmp_path / "parts" / "people", i)
+    result = anonymize_dataset(schema, tmp_path / "parts", tmp_path / "out", client=two_workers, batch_size=400,
+                               random_state=SEED, progress=False)
+    released = pd.read_parquet(tmp_path / "out" / "people")
+    k = result.state["people"].k
+    assert result.state["people"].n_batches == 3 and k == 10
+    assert not released["town"].isin(["Nine", *(f"Solo{i}" for i in range(5))]).any()
+    assert (released["town"] == "Dozen").any()  # frequent in the table, rare in a batch: it may be released
+    assert not (released["children"] == 15).any()
+    incomes = people["income"].sort_values().to_numpy()
+    assert incomes[k - 1] <= released["income"].min() and released["income"].max() <= incomes[-k]
+
+
+def test_table_facts_are_exact_over_the_batch_files(two_workers, tmp_path):
+    """The whole table's value counts and extremes, gathered from its batch files, equal those of the
+    table read at once: a categorical column of 3,000 values (beyond the cap on counted numeric values),
+    a nullable integer of few values with missing ones, a continuous column."""
+    rng = np.random.default_rng(1)
+    n = 6000
+    table = pd.DataFrame({
+        "code": pd.Series([f"C{i:04d}" for i in rng.integers(0, 3000, n)], dtype=object),
+        "dose": pd.Series(rng.integers(0, 6, n), dtype="Int64").mask(rng.random(n) < 0.1),
+        "weight": rng.normal(70, 12, n).round(1),
+    })
+    types = {"code": "categorical", "dose": "integer", "weight": "continuous"}
+    paths = []
+    for b, rows in enumerate(np.array_split(rng.permutation(n), 4)):
+        write_part(table.iloc[np.sort(rows)].reset_index(drop=True), tmp_path / "batches", b)
+        paths.append(str(tmp_path / "batches" / f"part.{b:05d}.parquet"))
+    cap = 50
+    summaries = merged_summaries([summarize(pd.read_parquet(p), types, cap=cap) for p in paths], cap)
+    statistics = finished_statistics(two_workers, paths, summaries)
+    assert statistics["dose"].categorical_like and summaries["weight"].values is None
+    facts = table_facts(two_workers, paths, types, {"code": 3, "dose": 3, "weight": 7}, summaries, statistics)
+    assert sorted(facts.value_counts) == ["code", "dose"] and sorted(facts.extremes) == ["weight"]
+    assert facts.value_counts["code"].to_dict() == table["code"].value_counts().to_dict()
+    doses = facts.value_counts["dose"]
+    assert int(doses[doses.index.isna()].sum()) == int(table["dose"].isna().sum())
+    assert doses[doses.index.notna()].to_dict() == table["dose"].value_counts().to_dict()
+    sorted_weights = table["weight"].sort_values().to_numpy()
+    assert facts.extremes["weight"] == (sorted_weights[6], sorted_weights[-7])
+    probe = pd.Series([0.0, 70.0, 1000.0])
+    assert bound_extremes(probe, table["weight"], 7).tolist() == bound_extremes(probe, table["weight"].iloc[:10], 7,
+                                                                                 facts.extremes["weight"]).tolist()
 
 
 def test_one_batch_equals_the_local_engine(demo, parts, two_workers, local, tmp_path):

@@ -21,6 +21,7 @@ from relanon.cli.steps import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_U
 from relanon.common.console import Terminated, terminate_like_interrupt, warnings_printed_once
 from relanon.common.errors import RelanonError
 from relanon.common.version import __version__
+from relanon.metrics.attacks.assessment import DEFAULT_HOLDOUT
 from relanon.stores.io import FORMATS
 
 FILE_FORMATS = [name for name in FORMATS if name != "sql"]  # a server is given by its URL, never by --format
@@ -36,8 +37,10 @@ EPILOG = {
     "evaluate": "example:\n  relanon evaluate schema.yaml --original data/ --anonymized released/ --report review/",
     "report": "example:\n  relanon report schema.yaml --original data/ --anonymized released/ --out review/",
     "audit": "example:\n  relanon audit schema.yaml --data released/ --k 5 --max-risk 0.2 --json audit.json",
-    "assess": "example:\n  relanon assess schema.yaml --data data/ --out assessment/ --holdout 0.2 --seed 7\n\n"
-              "an attack 'fails its check' (exit 1) when the upper bound of its risk's 95 % interval reaches 5 %",
+    "assess": "example:\n  relanon assess schema.yaml --data data/ --out assessment/ --holdout 0.5 --seed 7\n\n"
+              "exit 0 only when every attack passes (the upper bound of its risk's 95 % interval below 5 %);\n"
+              "exit 1 when an attack fails (!, a leak measured) or is inconclusive (?, its risk below 5 % but\n"
+              "too few people to show an upper bound below 5 %)",
 }
 QUIET_HELP = "no progress: print only results, where they were written, warnings and errors"
 EXIT_CODES = "exit codes: 0 all holds; 1 the data or release fails a check; 2 usage, input or output error"
@@ -254,8 +257,9 @@ def _add_assess_command(command) -> None:
     assess.add_argument("--data", required=True, help=f"the original database: {DATABASE}")
     assess.add_argument("--out", required=True, help="folder for report.html and metrics.json")
     assess.add_argument("--format", choices=FILE_FORMATS, help="input format (default: detected)")
-    assess.add_argument("--holdout", type=_holdout, default=0.2,
-                        help="share of the people of each individual table held out as control (default 0.2)")
+    assess.add_argument("--holdout", type=_holdout, default=DEFAULT_HOLDOUT,
+                        help="share of the people of each individual table held out as control (default 0.5: "
+                             "as many control as training people, the narrowest intervals)")
     assess.add_argument("--seed", type=_seed, default=None, help="seed of the run (default: the schema's seed)")
     assess.add_argument("--attacks", type=_positive_int, default=None,
                         help="people attacked per group by linkability and inference (default 5,000)")

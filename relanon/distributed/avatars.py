@@ -40,6 +40,10 @@ class BatchJob:
     key_dtype: object
     n_total: int
     source_fks: tuple  # foreign keys whose original value travels with the avatar (original_order links)
+    min_counts: dict | None = None  # the rare-value rule (relanon.multitable.pipeline.min_counts)
+    sensitive: tuple = ()  # columns decoded leaving the column out
+    value_counts: dict | None = None  # the whole table's value counts, for the rule (relanon.distributed.rare_values)
+    extremes: dict | None = None  # the whole table's min_count-th smallest and largest numbers, likewise
 
 
 def avatarize_batches(client, job: BatchJob, work, offsets, generators, key_generators) -> list[dict]:
@@ -63,7 +67,9 @@ def _avatarize(job: BatchJob, path, directory, batch: int, offset: int, rng, key
         avatars = enriched.iloc[pairing].reset_index(drop=True)
     else:
         result = avatarize(enriched, job.types, k=job.k, ncp=table.anonymize.ncp, weights=job.weights, random_state=rng,
-                           name=table.name, drawn=list(job.drawn), space=job.space)
+                           name=table.name, drawn=list(job.drawn), space=job.space, min_counts=job.min_counts,
+                           sensitive=list(job.sensitive), groups=job_groups(job, frame), value_counts=job.value_counts,
+                           extremes=job.extremes)
         avatars, pairing, ncp = result.avatars.reset_index(drop=True), np.asarray(result.pairing), result.ncp
     source_keys = frame[table.primary_key].to_numpy()[pairing]
     out = avatars.copy()
@@ -75,6 +81,14 @@ def _avatarize(job: BatchJob, path, directory, batch: int, offset: int, rng, key
         out[SOURCE_FK + fk] = frame[fk].take(pairing).reset_index(drop=True)
     write(out, directory, batch)
     return {"rows": n, "ncp": ncp}
+
+
+def job_groups(job: BatchJob, frame: pd.DataFrame):
+    """The batch's parents as codes (sensitive values never come from a row of the same parent)."""
+    columns = [c for c in job.table.foreign_key_columns if c in frame.columns]
+    if not job.sensitive or not columns:
+        return None
+    return np.column_stack([pd.factorize(frame[c])[0] for c in columns]).astype(np.int64)
 
 
 def write_release_parts(client, table: Table, work, target, n_batches: int, columns: list[str], fk_dtypes: dict):

@@ -28,6 +28,7 @@ from relanon.distributed import enrich as enrichment
 from relanon.distributed import links, read
 from relanon.distributed.blocked import BLOCK_CHILDREN, linear_sum
 from relanon.distributed.cluster import cluster, peak_memory, worker_peaks
+from relanon.distributed.rare_values import TableFacts, table_facts
 from relanon.distributed.space import finished_statistics, fit_space, merged_summaries
 from relanon.distributed.state import Released
 from relanon.distributed.work import folder, parts_of, read_parts, work_folder, write
@@ -39,7 +40,9 @@ from relanon.multitable.pipeline import (
     anchor_on_parents,
     anchored,
     deassociated_release,
+    min_counts,
     resolved_k,
+    sensitive_columns,
     size_problems,
     table_seeds,
 )
@@ -142,10 +145,10 @@ def _avatar_table(client, schema, name, tables, released, work, generators, repo
         gathered = enrichment.gather_batches(client, schema, name, spec, tables, work, distinct_cap(source.rows), many)
         sizes = [g["rows"] for g in gathered]
         step.detail = f"{len(spec.types)} columns, batches of {min(sizes):,} to {max(sizes):,} rows"
-    statistics = space = None
+    statistics = space = summaries = None
+    paths = [str(links.part(folder(work, "batches", name), b)) for b in range(source.n_batches)]
     if many and spec.types:
         with report.step(f"{name}: factor space from {source.n_batches} batches") as step:
-            paths = [str(links.part(folder(work, "batches", name), b)) for b in range(source.n_batches)]
             summaries = merged_summaries([g["summary"] for g in gathered], distinct_cap(source.rows))
             statistics = finished_statistics(client, paths, summaries)
             space = fit_space(client, paths, spec.types, statistics, ncp=table.anonymize.ncp, weights=spec.weights,
@@ -157,8 +160,17 @@ def _avatar_table(client, schema, name, tables, released, work, generators, repo
     for other in gathered[1:]:
         shape = merge_key_shapes(shape, other["keys"])
     fks = tuple(link.column for link in parent_links(schema, name) if link.method == "original_order")
+    thresholds = min_counts(schema, name, k, spec.types) if k else None
+    facts = TableFacts({}, {})
+    if many and thresholds and any(t > 1 for t in thresholds.values()):
+        # rare within a batch is not rare in the table: the rule counts values in the whole table
+        with report.step(f"{name}: rare values counted over {source.n_batches} batches") as step:
+            facts = table_facts(client, paths, spec.types, thresholds, summaries, statistics, spec.counts)
+            step.detail = f"{len(facts.value_counts)} columns counted, {len(facts.extremes)} bounded"
     job = batches_out.BatchJob(table, spec.types, spec.weights, k, tuple(spec.counts), space, shape,
-                               source.dtypes[table.primary_key], source.rows, fks)
+                               source.dtypes[table.primary_key], source.rows, fks, thresholds,
+                               tuple(sensitive_columns(schema, name, spec.types)), facts.value_counts or None,
+                               facts.extremes or None)
     if many:
         avatar_rngs = [partition_generator(_seed_of(generators[0]), "avatars", b) for b in range(source.n_batches)]
         key_rngs = [partition_generator(_seed_of(generators[1]), "keys", b) for b in range(source.n_batches)]

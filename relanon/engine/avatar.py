@@ -19,6 +19,13 @@ from relanon.common.errors import ParameterError
 from relanon.engine.columns import NUMERIC_KINDS, check_columns_present, column_types, numeric_values, restore_numeric
 from relanon.engine.factor_space import FactorSpace
 from relanon.engine.neighbours import Neighbours, cross_neighbours, self_neighbours
+from relanon.engine.private_values import (
+    among_eligible,
+    bound_extremes,
+    frequent_records,
+    min_count_thresholds,
+    sensitive_donors,
+)
 from relanon.schema import vocabulary
 
 logger = logging.getLogger(__name__)
@@ -58,7 +65,8 @@ class AvatarResult(_Avatars):
 
 
 def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | str | None = None, weights=None,
-              random_state=None, name: str = "table", drawn=(), space: FactorSpace | None = None) -> AvatarResult:
+              random_state=None, name: str = "table", drawn=(), space: FactorSpace | None = None, min_counts=None,
+              sensitive=(), groups=None, value_counts=None, extremes=None) -> AvatarResult:
     """Replace every record of ``table`` by an avatar (Guillaudeux et al., 2023).
 
     1. The columns are projected in a :class:`~relanon.engine.factor_space.FactorSpace` fitted on the table
@@ -102,6 +110,27 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
         engine, :mod:`relanon.engine.batches`, fits it once from all the partitions): the rows are
         projected in it, and neighbours searched among them, instead of fitting a space on ``table``.
         Its column statistics (ranges, small sets of values) then hold for the avatars too.
+    min_counts : int or Mapping[str, int], optional
+        The rare-value rule (:mod:`relanon.engine.private_values`): a value held by fewer records
+        than its column's count never reaches an avatar verbatim. One number for every column, or
+        some columns mapped to theirs (the others take ``k``). Default None: every value may be
+        released (the published method).
+    sensitive : collection of str, optional
+        Columns decoded *leaving the column out*: their values come from a donor, a look-alike of
+        the drawn neighbour ``J_i`` found without them, never from a record this avatar is one of
+        the closest released rows to (:func:`relanon.engine.private_values.sensitive_donors`).
+    groups : array of int, shape (n_rows, n_parents), optional
+        Each row's parents (codes, -1 for none): a sensitive value never comes from a row of the
+        same parent.
+    value_counts : Mapping[str, pandas.Series], optional
+        For the rare-value rule when ``table`` is a batch of a larger table: per categorical-like
+        column, the number of records of the *whole* table holding each value (missing counted as a
+        value, under a missing key; a value absent counts 0). A value is then frequent when the table
+        holds it ``min_count`` times, whatever the batch holds. Other columns are counted in ``table``.
+    extremes : Mapping[str, tuple], optional
+        Likewise, per numeric column, the ``min_count``-th smallest and largest present values of the
+        whole table (:func:`relanon.engine.private_values.extreme_bounds`): the column's avatars are
+        kept between them. Other columns are bounded by ``table``'s own values.
 
     Returns
     -------
@@ -131,7 +160,8 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     check_columns_present(table, types, name)
     n = len(table)
     _check_k(k, n, name)
-    space_rng, weight_rng, draw_rng, shuffle_rng = np.random.default_rng(random_state).spawn(4)
+    # a fifth stream for the sensitive donors: spawn(5) gives the same first four streams as spawn(4)
+    space_rng, weight_rng, draw_rng, shuffle_rng, donor_rng = np.random.default_rng(random_state).spawn(5)
 
     logger.info("avatarizing table %r: %d rows, %d columns, k=%d", name, n, len(types), k)
     if space is None:
@@ -146,17 +176,77 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     cumulative[:, -1] = 1.0  # a draw of u < 1 always falls on a neighbour despite rounding
 
     logger.info("table %r: combining neighbours", name)
-    chosen = _draw(neighbours.indices, cumulative, draw_rng)
+    thresholds = min_count_thresholds(min_counts, types, k, name)
+    value_counts, extremes = _table_facts(value_counts, extremes, types, name)
+    sensitive = [c for c in types if c in set(sensitive)]
+    categorical = [c for c in types if types[c] not in NUMERIC_KINDS or space.statistics_[c].categorical_like]
+    draw_indices, draw_cumulative = neighbours.indices, cumulative
+    if thresholds:
+        others = [c for c in categorical if c not in sensitive]
+        frequent, relaxed = frequent_records(table, others, thresholds, value_counts), dict(thresholds)
+        while not frequent.any() and max(relaxed.values(), default=1) > 1:
+            # a small table where every record holds a rare value (20 doctors of 10 specialties): the
+            # counts are halved until some records qualify, rather than giving up the rule
+            relaxed = {c: max(1, v // 2) for c, v in relaxed.items()}
+            frequent = frequent_records(table, others, relaxed, value_counts)
+        if relaxed != thresholds:
+            logger.info("table %r: every record holds a value that fewer than min_count records hold; min_count "
+                        "lowered to %d for the draw", name, max(relaxed.values(), default=1))
+        draw_indices, draw_weights = among_eligible(frequent, neighbours.indices, weights_, coords, weight_rng,
+                                                    neighbour_weights)
+        draw_cumulative = np.cumsum(draw_weights, axis=1)
+        draw_cumulative[:, -1] = 1.0
+    chosen = _draw(draw_indices, draw_cumulative, draw_rng)
     out = {}
     for column in (c for c in table.columns if c in types):
         stats = space.statistics_[column]
         if types[column] in NUMERIC_KINDS and column not in drawn and not stats.categorical_like:
             out[column] = _numeric_avatar(table[column], neighbours.indices, weights_, chosen, stats, name)
+            if thresholds:
+                out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
         else:
             out[column] = table[column].take(chosen).reset_index(drop=True)
+    if sensitive:
+        out.update(_sensitive_part(table, pd.DataFrame(out), space, chosen, sensitive, categorical, thresholds,
+                                   k, donor_rng, name, groups, value_counts, extremes))
     pairing = shuffle_rng.permutation(n)
     avatars = pd.DataFrame(out).take(pairing).reset_index(drop=True)
     return AvatarResult(avatars, pairing.astype(np.int64), ncp=space.n_components_)
+
+
+def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thresholds, k, rng, name, groups,
+                    value_counts, extremes) -> dict:
+    """The sensitive columns of the avatars, from their donors, numbers kept within their bounds (the whole
+    table's counts and bounds when given: a batch of the Dask engine)."""
+    eligible = (frequent_records(table, [c for c in categorical if c in sensitive], thresholds, value_counts)
+                if thresholds else None)
+    holders = max((thresholds.get(c, 1) for c in sensitive), default=1)
+    found = sensitive_donors(table, avatars, space, chosen, sensitive, categorical, k, rng,
+                             eligible=eligible, combination_holders=holders,
+                             groups=None if groups is None else np.asarray(groups, dtype=np.int64).reshape(len(table), -1))
+    if found.counts["neither"]:
+        logger.info("table %r: %d avatars take sensitive values forming a combination no original holds (no "
+                    "look-alike shared their other values)", name, found.counts["neither"])
+    out = {}
+    for column in sensitive:
+        if column in categorical:
+            out[column] = table[column].take(found.donors).reset_index(drop=True)
+        else:
+            out[column] = _numeric_avatar(table[column], found.candidates, found.mix, found.pulled,
+                                          space.statistics_[column], name)
+            if thresholds:
+                out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
+    return out
+
+
+def _table_facts(value_counts, extremes, types, name: str) -> tuple[dict, dict]:
+    """The whole table's value counts and extremes as dicts, or a ParameterError naming unknown columns."""
+    value_counts, extremes = dict(value_counts or {}), dict(extremes or {})
+    for label, given in (("value_counts", value_counts), ("extremes", extremes)):
+        unknown = sorted(set(given) - set(types))
+        if unknown:
+            raise ParameterError(f"table {name!r}: {label} names columns that are not avatarized: {unknown}")
+    return value_counts, extremes
 
 
 def neighbour_weights(distances: np.ndarray, rng: np.random.Generator) -> np.ndarray:

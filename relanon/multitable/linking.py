@@ -69,6 +69,34 @@ class SensitiveMatchWarning(UserWarning):
 # --------------------------------------------------------------------------- children per parent
 
 
+COUNT_TAIL = 20  # the bounds of the numbers of children move at most 1/COUNT_TAIL of the parents at each end
+
+
+def count_bounds(original_counts, min_count: int) -> tuple[float, float]:
+    """The range a released number of children per parent is kept in: from the ``min_count``-th
+    smallest to the ``min_count``-th largest original count.
+
+    A number of children only a few parents have (the patient with far more visits than any other)
+    would single that parent out if it were released as it is. The bound moves at most
+    1/:data:`COUNT_TAIL` of the parents at each end (with fewer than ``COUNT_TAIL * min_count``
+    parents it is lowered; below ``2 * COUNT_TAIL`` parents nothing moves).
+
+    Examples
+    --------
+    >>> count_bounds([1] * 30 + [2] * 30 + [3] * 30 + [4] * 9 + [58], 5)
+    (1.0, 4.0)
+    >>> count_bounds([1, 9], 5)
+    (1.0, 9.0)
+    """
+    counts = np.sort(np.maximum(np.nan_to_num(as_float_vector(original_counts, "original_counts")), 0.0))
+    if counts.size == 0:
+        return 0.0, 0.0
+    bound = min(as_count(min_count, "min_count", minimum=1), len(counts) // COUNT_TAIL)
+    if bound <= 1:
+        return float(counts[0]), float(counts[-1])
+    return float(counts[bound - 1]), float(counts[len(counts) - bound])
+
+
 def allocate_counts(expected, total: int, *, candidates=None, random_state=None) -> np.ndarray:
     """Whole numbers of children per parent, close to ``expected`` and summing to ``total``.
 

@@ -34,11 +34,10 @@ import numpy as np
 from relanon.common.errors import ParameterError
 from relanon.engine.neighbours import cross_neighbours
 from relanon.multitable.link_inputs import as_count, as_float_vector, generator
-from relanon.multitable.linking import allocate_counts
+from relanon.multitable.linking import allocate_counts, count_bounds
 
 DEMAND_NEIGHBOURS = 10  # parents over which a child spreads its demand, when no k is given
 DISTANCE_EPSILON = 1e-9
-TAIL = 20  # the bounds of the counts move at most 1/TAIL of the parents at each end
 FIRST_CANDIDATES = 8  # nearest parents a child proposes to in the first round (doubled each round)
 
 
@@ -81,9 +80,7 @@ def rooms_by_demand(original_counts, child_coords, parent_coords, *, k: int = DE
     """
     rng = generator(random_state)
     counts = np.sort(np.maximum(np.nan_to_num(as_float_vector(original_counts, "original_counts")), 0.0))
-    bound = min(as_count(min_count, "min_count", minimum=1), len(counts) // TAIL)
-    if bound > 1:  # the rare extremes bounded by order statistics
-        counts = np.clip(counts, counts[bound - 1], counts[len(counts) - bound])
+    counts = np.clip(counts, *count_bounds(counts, min_count))  # the rare extremes bounded by order statistics
     children, parents = np.asarray(child_coords, dtype=float), np.asarray(parent_coords, dtype=float)
     n_parents = len(parents)
     if counts.size == 0:

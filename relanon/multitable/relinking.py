@@ -90,6 +90,10 @@ def _match(schema, link: Link, original, child: TableRelease, parent: TableRelea
         return nearest.nearest_with_room(child_coords, parent_coords, rooms)
     expected = _expected_counts(link, original, parent, parent_table)
     candidates = _plausible_counts(link, original, parent_table, space, parent_coords, columns, parent.k)
+    # a number of children few parents have is not released as it is (the same bound as the rooms)
+    bounds = linking.count_bounds(_original_counts(link, original, parent_table), parent.k or 1)
+    expected = np.clip(expected, *bounds)
+    candidates = None if candidates is None else np.clip(candidates, *bounds)
     counts = linking.allocate_counts(expected, n_children, candidates=candidates, random_state=rng)
     if parent_coords.shape[1] == 0:
         return rng.permutation(np.repeat(np.arange(len(parent.frame)), counts))

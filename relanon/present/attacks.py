@@ -7,31 +7,39 @@ import math
 
 import pandas as pd
 
-from relanon.metrics.attacks.results import RISK_TARGET
+from relanon.metrics.attacks.results import FAILED, INCONCLUSIVE, PASSED, RISK_TARGET
 
+MARKS = {FAILED: "!", INCONCLUSIVE: "?"}
+LEGEND = (f"! = upper bound >= {100 * RISK_TARGET:.0f} %; ? = inconclusive: risk below {100 * RISK_TARGET:.0f} % "
+          f"but too few people to show an upper bound below {100 * RISK_TARGET:.0f} %")
+CLASSES = {PASSED: "pass", INCONCLUSIVE: "inconclusive", FAILED: "fail"}
+"""The HTML class of each attack state (the report's CSS colours them)."""
 TITLES = {"singling_out": "singling out", "linkability": "linkability", "inference": "inference"}
 
 
 def risk_matrix_text(assessment) -> str:
-    """The risk matrix: per cell the highest risk of the view's attacks and its upper bound.
+    """The risk matrix: per cell the risk of the view's worst attack, its upper bound and its state.
 
     Examples
     --------
-    >>> class A:  # the three frames of an Assessment
-    ...     risk_matrix = pd.DataFrame({"people": [0.01]}, index=["people"])
-    ...     risk_upper = pd.DataFrame({"people": [0.08]}, index=["people"])
-    ...     risk_passed = pd.DataFrame({"people": [False]}, index=["people"])
+    >>> class A:  # the frames of an Assessment
+    ...     risk_matrix = pd.DataFrame({"people": [0.01], "visits": [0.09]}, index=["people"])
+    ...     risk_upper = pd.DataFrame({"people": [0.08], "visits": [0.14]}, index=["people"])
+    ...     risk_state = pd.DataFrame({"people": ["inconclusive"], "visits": ["failed"]}, index=["people"])
     >>> print(risk_matrix_text(A()))  # doctest: +NORMALIZE_WHITESPACE
-    attack risk (highest risk of the view's attacks [upper bound of its 95 % interval]; ! = upper bound >= 5 %)
-                    people
-    people    0.01 [0.08]!
+    attack risk (the view's worst attack: risk [upper bound of its 95 % interval]; ! = upper bound >= 5 %;
+      ? = inconclusive: risk below 5 % but too few people to show an upper bound below 5 %)
+                    people        visits
+    people    0.01 [0.08]?  0.09 [0.14]!
     """
-    values, upper, passed = assessment.risk_matrix, assessment.risk_upper, assessment.risk_passed
-    cells = {(r, c): _cell(values.loc[r, c], upper.loc[r, c], passed.loc[r, c]) for r in values.index for c in values.columns}
+    values, upper, states = assessment.risk_matrix, assessment.risk_upper, assessment.risk_state
+    cells = {(r, c): _cell(values.loc[r, c], upper.loc[r, c], states.loc[r, c]) for r in values.index for c in values.columns}
     width = max([len(str(c)) for c in values.columns] + [len(t) for t in cells.values()] + [8]) + 2
     label = max([len(str(i)) for i in values.index] + [5]) + 2
+    first, second = LEGEND.split("; ? ")
     lines = [
-        f"attack risk (highest risk of the view's attacks [upper bound of its 95 % interval]; ! = upper bound >= {100 * RISK_TARGET:.0f} %)",
+        f"attack risk (the view's worst attack: risk [upper bound of its 95 % interval]; {first};",
+        f"  ? {second})",
         " " * label + "".join(f"{c:>{width}}" for c in values.columns),
     ]
     for row in values.index:
@@ -40,15 +48,19 @@ def risk_matrix_text(assessment) -> str:
 
 
 def attacks_text(assessment, *, only_failed: bool = False) -> str:
-    """One line per attack, grouped by view: success on training, control, at random, and the risk."""
+    """One line per attack, grouped by view: success on training, control, at random, and the risk.
+
+    The risk is marked ``!`` when the attack failed, ``?`` when it is inconclusive (too few people);
+    ``only_failed`` keeps the failed attacks.
+    """
     lines, current = [], None
     for attack in assessment.attacks:
-        if only_failed and attack.passed is not False:
+        if only_failed and attack.state != FAILED:
             continue
         if attack.view != current:
             current = attack.view
             lines.append(current)
-        mark = "!" if attack.passed is False else " "
+        mark = MARKS.get(attack.state, " ")
         lines.append(
             f"  {TITLES[attack.attack]:<13} {_short(attack.target, 34):<34} training {_pct(attack.main.share)}  "
             f"control {_pct(attack.control.share)}  random {_pct(attack.baseline.share)}  "
@@ -58,15 +70,24 @@ def attacks_text(assessment, *, only_failed: bool = False) -> str:
 
 
 def verdict_text(assessment) -> str:
-    """A few lines a release reviewer reads first."""
-    failed = assessment.failures
+    """A few lines a release reviewer reads first: RISK, UNPROVEN or PASSED, and why."""
+    failed, unproven = assessment.failures, assessment.inconclusive
     sizes = ", ".join(f"{t}: {s[0]:,} training / {s[1]:,} control people" for t, s in assessment.sizes.items())
     lines = [f"held out {100 * assessment.holdout:.0f} % of the people ({sizes})"]
+    target = f"{100 * RISK_TARGET:.0f} %"
     if not assessment.attacks:
         lines.append("no attack could be run: no individual table with enough people")
     elif failed:
+        more = (f"; {len(unproven)} more cannot show a risk below {target} with so few people (marked ?)"
+                if unproven else "")
         lines.append(f"RISK: {len(failed)} of {len(assessment.attacks)} attacks have a risk whose upper bound reaches "
-                     f"{100 * RISK_TARGET:.0f} %; the release tells an attacker more about its own people than about others")
+                     f"{target}; the release tells an attacker more about its own people than about others{more}")
+    elif unproven:
+        tables = _unproven_tables(assessment, unproven)
+        lines.append(f"UNPROVEN: {len(unproven)} of {len(assessment.attacks)} attacks cannot show a risk below {target} "
+                     f"with so few people{f' ({tables})' if tables else ''}; their point estimates are below "
+                     f"{target}, and even a release that leaked nothing would show an upper bound of at least "
+                     f"{100 * min(a.floor for a in unproven):.0f} %: hold out more people, or read these tables as unproven")
     else:
         lines.append(f"PASSED: the upper bound of every risk ({len(assessment.attacks)} attacks) is below {100 * RISK_TARGET:.0f} %")
     lines += [f"note: {note}" for note in assessment.notes]
@@ -88,7 +109,10 @@ def attacks_section(assessment) -> str:
         "<strong>Risk</strong> = (success on training &minus; success on control) / (1 &minus; success on "
         "control): 0 means the release tells an attacker no more about its own people than about anyone "
         "else of the population; 1 means every attack that could succeed did. A cell is green when the "
-        f"upper bound of the 95&nbsp;% interval of every risk is below {100 * RISK_TARGET:.0f} %.</p>"
+        f"upper bound of the 95&nbsp;% interval of every risk is below {100 * RISK_TARGET:.0f} %; yellow "
+        "(inconclusive) when a risk is below that but its upper bound is not, and even a release that leaked "
+        "nothing could not have shown an upper bound below it with so few people (the no-leak bound); red "
+        "otherwise: a leak measured.</p>"
         "<ul><li><strong>Singling out</strong>: predicates read off the release (a rare value, "
         "a combination of three values) that isolate exactly one person.</li>"
         "<li><strong>Linkability</strong>: two partial records of a person (say, the quasi-identifiers "
@@ -97,24 +121,26 @@ def attacks_section(assessment) -> str:
         "<li><strong>Inference</strong>: a sensitive value read off the released row closest to "
         "everything else the attacker knows.</li></ul>"
     )
-    values, upper, passed = assessment.risk_matrix, assessment.risk_upper, assessment.risk_passed
+    values, upper, states = assessment.risk_matrix, assessment.risk_upper, assessment.risk_state
     header = "".join(f'<th scope="col">{_e(c)}</th>' for c in values.columns)
     rows = []
     for row in values.index:
         cells = []
         for column in values.columns:
-            ok = passed.loc[row, column]
-            state = "na" if pd.isna(ok) else ("pass" if bool(ok) else "fail")
-            text = "&ndash;" if pd.isna(values.loc[row, column]) else _e(_cell(values.loc[row, column], upper.loc[row, column], True))
+            state = CLASSES.get(states.loc[row, column], "na")
+            text = "&ndash;" if pd.isna(values.loc[row, column]) else _e(_cell(values.loc[row, column], upper.loc[row, column], PASSED))
             cells.append(f'<td class="{state}">{text}</td>')
         rows.append(f'<tr><th class="row" scope="row">{_e(row)}</th>{"".join(cells)}</tr>')
     matrix = (f'<table class="matrix"><tr><th></th>{header}</tr>{"".join(rows)}</table>'
               '<p class="legend"><span class="pass">every upper bound below 5 %</span>'
+              '<span class="inconclusive">inconclusive: risks below 5 %, too few people to show their upper bounds below it</span>'
               '<span class="fail">a risk may reach 5 %</span><span class="na">not applicable</span></p>')
     table_rows = []
     for attack in assessment.attacks:
-        state = "na" if attack.passed is None else ("pass" if attack.passed else "fail")
-        notes = "; ".join(attack.notes)
+        state = CLASSES.get(attack.state, "na")
+        notes = "; ".join(attack.notes + ((f"inconclusive: even without a leak the upper bound would be "
+                                           f"{attack.floor:.2f} with these numbers of attacks",)
+                                          if attack.state == INCONCLUSIVE else ()))
         table_rows.append(
             f'<tr><td class="text">{_e(attack.view)}</td><td class="text">{_e(TITLES[attack.attack])}</td>'
             f'<td class="text">{_e(attack.target)}</td><td>{_pct(attack.main.share)}</td>'
@@ -149,11 +175,16 @@ def _evidence(assessment) -> str:
             "people: keep this report as private as the data.</p>" + "".join(items))
 
 
-def _cell(value, upper, ok) -> str:
+def _cell(value, upper, state) -> str:
     if pd.isna(value):
         return "."
-    mark = "!" if not pd.isna(ok) and not bool(ok) else " "
-    return f"{value:.2f} [{upper:.2f}]{mark}"
+    return f"{value:.2f} [{upper:.2f}]{MARKS.get(state, ' ')}"
+
+
+def _unproven_tables(assessment, unproven) -> str:
+    """The individual tables of inconclusive attacks, each with its number of control people."""
+    tables = dict.fromkeys(assessment.cells[a.view][0] for a in unproven if a.view in assessment.cells)
+    return ", ".join(f"{t}: {assessment.sizes[t][1]:,} control people" for t in tables if t in assessment.sizes)
 
 
 def _risk(attack) -> str:

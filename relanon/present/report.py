@@ -57,6 +57,7 @@ table{border-collapse:collapse;margin:.6em 0}
 th,td{border:1px solid #ccc;padding:.25em .55em;text-align:right;font-variant-numeric:tabular-nums}
 th{background:#f5f5f5}th.row{text-align:left}td.text{text-align:left}
 td.pass,span.pass{background:#c8e6c9}td.fail,span.fail{background:#f4b6b0}
+td.inconclusive,span.inconclusive{background:#fff0b3}
 td.na,span.na{background:#e4e4e4;color:#777}tr.sensitive td.text{background:#fde2e1;font-weight:600}
 .legend span{display:inline-block;padding:.1em .6em;margin-right:.6em;border:1px solid #ccc}
 .matrix td{min-width:5.5em;text-align:center}

@@ -47,11 +47,14 @@ from relanon.schema.vocabulary import (
 
 @dataclass(frozen=True)
 class Column:
-    """A column that is not a key: its name, its type and its weight in the factor space."""
+    """A column that is not a key: its name, its type, its weight in the factor space, and
+    ``min_count``: with the avatar method, a value held by fewer records is never released verbatim
+    (None: the table's default, see :func:`relanon.multitable.pipeline.min_counts`)."""
 
     name: str
     type: str
     weight: float = 1.0
+    min_count: int | None = None
 
     @property
     def released(self) -> bool:
@@ -198,9 +201,7 @@ def _table_to_dict(table: Table) -> dict:
             for fk in table.foreign_keys
         ]
     if table.columns:
-        out["columns"] = {
-            c.name: c.type if c.weight == 1.0 else {"type": c.type, "weight": c.weight} for c in table.columns
-        }
+        out["columns"] = {c.name: _column_to_dict(c) for c in table.columns}
     if table.quasi_identifiers:
         out["quasi_identifiers"] = list(table.quasi_identifiers)
     if table.sensitive:
@@ -297,15 +298,27 @@ def _build(raw: Mapping) -> Schema:
     )
 
 
+def _column_to_dict(column: Column):
+    if column.weight == 1.0 and column.min_count is None:
+        return column.type
+    out: dict = {"type": column.type}
+    if column.weight != 1.0:
+        out["weight"] = column.weight
+    if column.min_count is not None:
+        out["min_count"] = column.min_count
+    return out
+
+
 def _build_table(name: str, spec: Mapping) -> Table:
     columns = []
     raw_columns = spec.get("columns") or {}
     for column, declared in (raw_columns.items() if isinstance(raw_columns, Mapping) else ()):
         if isinstance(declared, Mapping):
-            weight = declared.get("weight", 1.0)
-            columns.append(
-                Column(str(column), str(declared.get("type")), float(weight) if _is_number(weight) else 1.0)
-            )
+            weight, count = declared.get("weight", 1.0), declared.get("min_count")
+            columns.append(Column(
+                str(column), str(declared.get("type")), float(weight) if _is_number(weight) else 1.0,
+                count if isinstance(count, int) and not isinstance(count, bool) and count >= 1 else None,
+            ))
         else:
             columns.append(Column(str(column), str(declared)))
     foreign_keys = []

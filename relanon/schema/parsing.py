@@ -175,17 +175,24 @@ def _explain(error) -> Problem:
     return Problem(prefix + message, table, column)
 
 
+COLUMN_KEYS = ("type", "weight", "min_count")
+
+
 def _bad_column_message(instance) -> str:
     if isinstance(instance, str):
         return unknown_value(instance, COLUMN_TYPES, what="type")
     if isinstance(instance, Mapping):
-        unknown = [k for k in instance if k not in ("type", "weight")]
+        unknown = [k for k in instance if k not in COLUMN_KEYS]
         if unknown:
-            return "; ".join(unknown_key(k, ["type", "weight"]) for k in unknown)
+            return "; ".join(unknown_key(k, list(COLUMN_KEYS)) for k in unknown)
         if "type" not in instance:
             return "the long form needs a 'type', e.g. {type: continuous, weight: 2.0}"
         if instance["type"] not in COLUMN_TYPES:
             return unknown_value(instance["type"], COLUMN_TYPES, what="type")
+        count = instance.get("min_count")
+        if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
+            return (f"min_count must be a positive integer (a value held by fewer records is never released; 1 "
+                    f"releases every value), got {count!r}")
         return f"weight must be a positive number, got {instance.get('weight')!r}"
     return f"a column is declared by its type ({', '.join(COLUMN_TYPES)}), got {instance!r}"
 

@@ -160,6 +160,9 @@ def _method_problems(table: Table) -> list[Problem]:
         )
     if a.method == "avatar" and a.k is not None and a.k < 2:
         problems.append(Problem(f"anonymize.k must be at least 2 for the avatar method, got {a.k}", table.name))
+    if a.method != "avatar":
+        problems += [Problem(f"min_count has no meaning for method {a.method!r} (it releases values as they are); "
+                             "remove it", table.name, c.name) for c in table.columns if c.min_count is not None]
     released = {c.name for c in table.released_columns}
     if a.method in ("anatomize", "bucketize"):
         if not a.sensitive:

@@ -37,7 +37,7 @@ from relanon.metrics.attacks.distances import CLOSER_TARGET, reference_distances
 from relanon.metrics.attacks.holdout import split_database
 from relanon.metrics.attacks.inference import DEFAULT_TOLERANCE, inference_result
 from relanon.metrics.attacks.linkability import DEFAULT_TARGETS, linkability_result, sample_rows, split_text
-from relanon.metrics.attacks.results import RISK_TARGET, AttackResult
+from relanon.metrics.attacks.results import FAILED, INCONCLUSIVE, PASSED, RISK_TARGET, STATES, AttackResult
 from relanon.metrics.attacks.singling_out import (
     DEFAULT_ATTACKS,
     DEFAULT_COLUMNS,
@@ -53,7 +53,7 @@ from relanon.multitable.views import TO_TOP_ENRICHED, View, views
 from relanon.schema.model import Schema
 from relanon.schema.validation import check_database
 
-DEFAULT_HOLDOUT = 0.2
+DEFAULT_HOLDOUT = 0.5  # as many control as training people: the narrowest intervals (README, Privacy attacks)
 CALIBRATED = ("closer_to_training", "distance_to_closest", "closest_distances_ratio")
 
 
@@ -68,12 +68,16 @@ class Assessment:
     distances : list of (str, Metric)
         Per view, the distance metrics calibrated against the control people.
     risk_matrix : DataFrame
-        Rows: individual tables; columns: tables. The cell holds the highest risk of the attacks
-        on the view pairing the two tables (diagonal: the table alone).
+        Rows: individual tables; columns: tables. The cell holds the risk of the attacks on the
+        view pairing the two tables (diagonal: the table alone) with the highest upper bound among
+        those of the cell's worst state (see ``risk_state``).
     risk_upper : DataFrame
         The upper bound of the 95 % interval of that risk.
     risk_passed : DataFrame
         Whether every attack of the cell has an upper bound below 5 %.
+    risk_state : DataFrame
+        The worst state of the cell's attacks (:attr:`AttackResult.state`): ``"failed"`` over
+        ``"inconclusive"`` over ``"passed"``; missing where no attack was measured.
     evaluation : Evaluation
         Privacy and signal of the training release against the training people, the distance
         targets replaced by those calibrated against the control people.
@@ -81,6 +85,8 @@ class Assessment:
         Individual table -> (training people, control people).
     holdout : float
     notes : list of str
+    cells : dict
+        View -> (individual table, table): the cell of the risk matrix each view fills.
     """
 
     attacks: list
@@ -92,16 +98,28 @@ class Assessment:
     sizes: dict
     holdout: float
     notes: list = field(default_factory=list)
+    risk_state: pd.DataFrame | None = None
+    cells: dict = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
-        """Whether every attack's risk has an upper bound below 5 %."""
+        """Whether every attack's risk has an upper bound below 5 % (an inconclusive attack does not pass)."""
         return all(a.passed is not False for a in self.attacks)
 
     @property
     def failures(self) -> list[AttackResult]:
-        """The attacks whose risk's upper bound reaches 5 %."""
-        return [a for a in self.attacks if a.passed is False]
+        """The attacks that failed: a risk whose upper bound reaches 5 % and that is not inconclusive."""
+        return [a for a in self.attacks if a.state == FAILED]
+
+    @property
+    def inconclusive(self) -> list[AttackResult]:
+        """The attacks that cannot show a risk below 5 % with so few people, their point estimate below 5 %."""
+        return [a for a in self.attacks if a.state == INCONCLUSIVE]
+
+    @property
+    def state(self) -> str:
+        """The worst state of the attacks: ``"failed"``, ``"inconclusive"`` or ``"passed"``."""
+        return FAILED if self.failures else INCONCLUSIVE if self.inconclusive else PASSED
 
     def to_dict(self) -> dict:
         """Plain, JSON-ready data."""
@@ -109,11 +127,13 @@ class Assessment:
             "holdout": self.holdout,
             "risk_target": RISK_TARGET,
             "passed": self.passed,
+            "state": self.state,
             "sizes": {t: {"training": s[0], "control": s[1]} for t, s in self.sizes.items()},
             "notes": self.notes,
             "risk_matrix": matrix_dict(self.risk_matrix),
             "risk_upper": matrix_dict(self.risk_upper),
             "risk_passed": matrix_dict(self.risk_passed),
+            "risk_state": None if self.risk_state is None else matrix_dict(self.risk_state),
             "attacks": [a.to_dict() for a in self.attacks],
             "distances": [{"view": view, **metric.to_dict()} for view, metric in self.distances],
         })
@@ -191,14 +211,14 @@ def assess(schema: Schema, database, *, holdout: float = DEFAULT_HOLDOUT, random
                 distances += [(view.name, m) for m in metrics]
                 cells[view.name] = (view.table, view.reference)
     calibrated = calibrate(evaluation, distances, cells)
-    risk_matrix, risk_upper, risk_passed = _risk_matrices(schema, attacks, cells)
+    risk_matrix, risk_upper, risk_passed, risk_state = risk_matrices(schema, attacks, cells)
     notes = list(split.notes)
     if any(s[1] < 100 for s in split.sizes.values()):
         small = ", ".join(f"{t} ({s[1]})" for t, s in split.sizes.items() if s[1] < 100)
         notes.append(f"few control people in {small}: the intervals are wide, and a risk below 5 % cannot be "
                      "shown with fewer than about 100 control people")
     return Assessment(attacks, distances, risk_matrix, risk_upper, risk_passed, calibrated, dict(split.sizes),
-                      float(holdout), notes)
+                      float(holdout), notes, risk_state, cells)
 
 
 def attack_view(schema: Schema, view: View, control: pd.DataFrame, release: pd.DataFrame, rng, *,
@@ -296,22 +316,46 @@ def calibrate(evaluation: Evaluation, distances: list, cells: dict) -> Evaluatio
                                notes=notes, descriptions=descriptions)
 
 
-def _risk_matrices(schema: Schema, attacks: list, cells: dict):
+def risk_matrices(schema: Schema, attacks: list, cells: dict):
+    """The risk matrices of :class:`Assessment`: shown risk, its upper bound, passed, worst state.
+
+    ``cells`` maps each attacked view to its cell (individual table, table); an attack whose risk
+    was not measured leaves its cell alone. A cell shows the attack that decides its state: among
+    the attacks of the worst state, the one with the highest upper bound (so a failed cell never
+    shows an inconclusive attack's wide interval).
+    """
     individuals = [t.name for t in schema if t.individual]
     tables = list(schema.tables)
     index = pd.Index(individuals, name="individual table")
     value = pd.DataFrame(np.nan, index=index, columns=tables)
     upper = pd.DataFrame(np.nan, index=index, columns=tables)
     passed = pd.DataFrame(pd.NA, index=index, columns=tables, dtype="boolean")
+    state = pd.DataFrame(None, index=index, columns=tables, dtype=object)
+    shown: dict = {}
     for attack in attacks:
         cell = cells.get(attack.view)
         if cell is None or math.isnan(attack.risk.value):
             continue
-        if pd.isna(upper.loc[cell]) or attack.risk.high > upper.loc[cell]:
+        rank = (STATES.index(attack.state), attack.risk.high)
+        if cell not in shown or rank > shown[cell]:
+            shown[cell] = rank
             value.loc[cell], upper.loc[cell] = attack.risk.value, attack.risk.high
         ok = attack.passed is not False
         passed.loc[cell] = ok if pd.isna(passed.loc[cell]) else bool(passed.loc[cell]) and ok
-    return value, upper, passed
+        state.loc[cell] = worst_state(state.loc[cell], attack.state)
+    return value, upper, passed, state
+
+
+def worst_state(*states) -> str | None:
+    """The worst of attack states: failed over inconclusive over passed; None when none is given.
+
+    Examples
+    --------
+    >>> worst_state("passed", "inconclusive", None), worst_state("inconclusive", "failed"), worst_state(None)
+    ('inconclusive', 'failed', None)
+    """
+    known = [s for s in states if s in STATES]
+    return max(known, key=STATES.index) if known else None
 
 
 def _released_columns(schema: Schema, release) -> dict[str, list[str]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from relanon.metrics.attacks.confidence import CONFIDENCE, Risk, SuccessRate, residual_risk
+from relanon.metrics.attacks.confidence import CONFIDENCE, Risk, SuccessRate, residual_risk, success_rate
 
 SINGLING_OUT = "singling_out"
 LINKABILITY = "linkability"
@@ -14,6 +14,12 @@ ATTACKS = (SINGLING_OUT, LINKABILITY, INFERENCE)
 
 RISK_TARGET = 0.05
 """A release passes an attack when the upper bound of the risk's 95 % interval stays below 5 %."""
+
+PASSED = "passed"
+INCONCLUSIVE = "inconclusive"
+FAILED = "failed"
+STATES = (PASSED, INCONCLUSIVE, FAILED)
+"""The states of an attack, from best to worst (see :attr:`AttackResult.state`)."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,12 @@ class AttackResult:
         What limits the reading (too few attacks, attack no better than random...).
     confidence : float
         Confidence level of the intervals.
+    floor : float
+        The no-leak upper bound: the upper bound of the risk a release that leaked nothing (success
+        on training equal to the success on control) would show with the same numbers of attacks.
+        At or above :data:`RISK_TARGET`, a release that leaked nothing could not pass this attack
+        with these numbers of people.
+        NaN when not measured.
     """
 
     attack: str
@@ -55,6 +67,7 @@ class AttackResult:
     notes: tuple[str, ...] = ()
     confidence: float = CONFIDENCE
     details: dict = field(default_factory=dict)
+    floor: float = float("nan")
 
     @property
     def passed(self) -> bool | None:
@@ -62,6 +75,24 @@ class AttackResult:
         if math.isnan(self.risk.high):
             return None
         return self.risk.high < RISK_TARGET
+
+    @property
+    def state(self) -> str | None:
+        """``"passed"``, ``"inconclusive"`` or ``"failed"`` (None when not measured).
+
+        - passed: the risk's upper bound is below :data:`RISK_TARGET`;
+        - inconclusive: it is not, but the point estimate is, and even a release that leaked
+          nothing could not have shown an upper bound below the target with these numbers of
+          attacks (:attr:`floor` at or above it): too few people to prove anything;
+        - failed: otherwise, a leak measured (or one that could have been ruled out and was not).
+        """
+        if self.passed is None:
+            return None
+        if self.passed:
+            return PASSED
+        if self.risk.value < RISK_TARGET and self.floor >= RISK_TARGET:
+            return INCONCLUSIVE
+        return FAILED
 
     def to_dict(self) -> dict:
         """Plain, JSON-ready data."""
@@ -75,6 +106,8 @@ class AttackResult:
             "baseline": _rate_dict(self.baseline),
             "confidence": self.confidence,
             "passed": self.passed,
+            "state": self.state,
+            "floor": None if math.isnan(self.floor) else self.floor,
             "evidence": list(self.evidence),
             "notes": list(self.notes),
             "details": self.details,
@@ -92,9 +125,45 @@ def attack_result(attack: str, target: str, main: SuccessRate, control: SuccessR
         notes.append("the attack does no better than random guessing on the training people: read its risk with care")
     if control.n_attacks and control.n_success >= control.n_attacks:
         notes.append("the attack always succeeds on control people: the risk cannot be measured")
+    details = dict(details or {})
     risk = residual_risk(main, control, covariance=covariance, confidence=confidence)
+    # singling out records the design effect its two rates were computed with
+    floor = no_leak_risk(main, control, covariance=covariance, design_effect=details.get("design_effect", 1.0),
+                         confidence=confidence).high
     return AttackResult(attack, target, main, control, baseline, risk, evidence=tuple(evidence),
-                        notes=tuple(notes), confidence=confidence, details=dict(details or {}))
+                        notes=tuple(notes), confidence=confidence, details=details, floor=floor)
+
+
+def no_leak_risk(main: SuccessRate, control: SuccessRate, *, covariance: float = 0.0, design_effect: float = 1.0,
+                 confidence: float = CONFIDENCE) -> Risk:
+    """The risk a release that leaked nothing would show: success on training equal to the control's.
+
+    Same numbers of attacks as ``main`` and ``control``, same design effect; the covariance of the
+    two rates (singling out: a predicate isolates a training person or a control person, not both)
+    grows with the success on training, so it is scaled to the no-leak success. The upper bound of
+    this risk (:attr:`AttackResult.floor`) is what a harmless release would show with these numbers
+    of people; at or above the target, a bound above it proves nothing either way. (A release that
+    does worse on its own people than on strangers has a narrower interval and may still pass.)
+
+    Examples
+    --------
+    100 attacks per group, 70 % success on control people: even without a leak, the upper bound
+    is 0.41; with 10,000 attacks per group it falls below 5 %.
+
+    >>> from relanon.metrics.attacks.confidence import success_rate
+    >>> round(no_leak_risk(success_rate(95, 100), success_rate(70, 100)).high, 3)
+    0.407
+    >>> round(no_leak_risk(success_rate(7000, 10000), success_rate(7000, 10000)).high, 3)
+    0.042
+    """
+    if not main.n_attacks or math.isnan(control.share):
+        nan = float("nan")
+        return Risk(nan, nan, nan, nan)
+    share = min(control.share, 1.0)
+    same = success_rate(share * main.n_attacks, main.n_attacks, confidence, design_effect=design_effect)
+    if covariance and main.share > 0:
+        covariance *= share / main.share
+    return residual_risk(same, control, covariance=covariance, confidence=confidence)
 
 
 def _rate_dict(rate: SuccessRate) -> dict:

@@ -1,0 +1,513 @@
+"""Values an avatar must not carry as they are: rare values, and its people's own sensitive values.
+
+Two rules of the avatar decoding (:func:`relanon.engine.avatar.avatarize`), both measured by the
+attacks of ``relanon assess`` (README, Privacy attacks):
+
+- **Rare values.** A value held by fewer than ``min_count`` records of the table never reaches the
+  release verbatim. The categorical-like part of an avatar is that of one neighbour drawn with the
+  avatar weights: the draw is made among the neighbours whose values are all held by at least
+  ``min_count`` records (:func:`frequent_records`, :func:`among_eligible`), so the whole tuple
+  released is still one an original holds (no impossible combination), and a town held by one
+  person is never copied. Numbers, weighted means of neighbours, are kept between the
+  ``min_count``-th smallest and largest values of their column (:func:`bound_extremes`): the
+  largest income released is one that ``min_count`` people reach. A table avatarized in batches
+  (the Dask engine) counts in the whole table, not in the batch: its value counts and order
+  statistics are given (``value_counts``, ``extremes`` of :func:`relanon.engine.avatar.avatarize`).
+- **Sensitive columns, leave the column out.** Copied from the neighbour whose tuple the avatar
+  carries, a sensitive value (``smoker``) sits in the released row closest to that neighbour: an
+  attacker who knows the other columns of a person of the data reads her own value there, which
+  she cannot do for a person outside the data (inference of ``smoker`` 0.36 on the demo patients).
+  The sensitive columns of an avatar are instead those of a *donor* (:func:`sensitive_donors`):
+  a record near the drawn neighbour in the factor space seen without the sensitive columns, sharing
+  its other categorical-like values (so the released tuple is the donor's own), and never a record
+  to which this released row is one of the closest rows. The release still tells how ``smoker``
+  goes with age and sex (the donor is a look-alike), not which of its people smoke.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Mapping
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from relanon.common.errors import ParameterError
+from relanon.engine.factor_space import FactorSpace
+from relanon.engine.neighbours import cross_neighbours
+
+logger = logging.getLogger(__name__)
+
+# Released rows closest to a record (in the factor space without the sensitive columns) that may not
+# carry that record's sensitive values: the attacker's distance is not the factor space's, so the
+# few closest rows are protected, not the closest alone.
+PROTECTED_ROWS = 20
+PROTECTED_NUMBER_ROWS = 3
+DISTANCE_EPSILON = 1e-9
+# Values of the largest array of a chunk of avatars in :func:`sensitive_donors` (the coordinates of
+# their candidates): about 80 MB.
+CHUNK_VALUES = 10_000_000
+
+
+def min_count_thresholds(min_counts, types, k: int, name: str) -> dict[str, int]:
+    """Per avatarized column, the fewest records that must hold a value for an avatar to carry it.
+
+    ``min_counts`` is None (no rule: every value may be released), one positive integer for every
+    column, or a mapping of some columns to positive integers (the others take ``k``).
+
+    Examples
+    --------
+    >>> min_count_thresholds({"town": 5}, {"town": "categorical", "age": "integer"}, 10, "people")
+    {'town': 5, 'age': 10}
+    >>> min_count_thresholds(None, {"town": "categorical"}, 10, "people")
+    {}
+    """
+    if min_counts is None:
+        return {}
+    if isinstance(min_counts, Mapping):
+        unknown = sorted(set(min_counts) - set(types))
+        if unknown:
+            raise ParameterError(f"table {name!r}: min_counts names columns that are not avatarized: {unknown}")
+        given, default = dict(min_counts), k
+    else:
+        given, default = {}, min_counts
+    out = {c: given.get(c, default) for c in types}
+    bad = {c: v for c, v in out.items() if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1}
+    if bad:
+        raise ParameterError(f"table {name!r}: min_count must be a positive integer (1 releases every value), "
+                             f"got {bad}")
+    return {c: int(v) for c, v in out.items()}
+
+
+def value_codes(series: pd.Series) -> np.ndarray:
+    """One integer per distinct value of ``series`` (missing is a value of its own)."""
+    return pd.factorize(series, use_na_sentinel=False)[0].astype(np.int64)
+
+
+def tuple_codes(table: pd.DataFrame, columns) -> np.ndarray:
+    """One integer per distinct combination of the values of ``columns`` (zeros without columns),
+    numbered in the lexicographic order of the columns' :func:`value_codes`.
+
+    Examples
+    --------
+    >>> tuple_codes(pd.DataFrame({"sex": ["F", "M", "F"], "town": ["B", "A", "A"]}), ["sex", "town"]).tolist()
+    [0, 2, 1]
+    """
+    codes = np.zeros(len(table), dtype=np.int64)
+    for column in columns:
+        # the combination so far and one more column, renumbered: the codes stay below the rows' number
+        values = value_codes(table[column])
+        codes = np.unique(codes * (values.max(initial=0) + 1) + values, return_inverse=True)[1].astype(np.int64)
+    return codes
+
+
+def frequent_records(table: pd.DataFrame, columns, thresholds: Mapping[str, int],
+                     value_counts: Mapping[str, pd.Series] | None = None) -> np.ndarray:
+    """Whether each record's values of ``columns`` are all held by at least their column's threshold.
+
+    Records holding a value are counted among the rows of ``table``, or, for a column of
+    ``value_counts``, read there: the count of each value in the whole table of which ``table`` is a
+    batch (:func:`held_counts`), so that a value rare in the table is rare in every batch, and a value
+    frequent in the table is frequent in a batch that holds it once.
+
+    Examples
+    --------
+    >>> people = pd.DataFrame({"town": ["A", "A", "A", "B"], "sex": ["F", "M", "F", "F"]})
+    >>> frequent_records(people, ["town", "sex"], {"town": 2, "sex": 1}).tolist()
+    [True, True, True, False]
+    >>> frequent_records(people, ["town"], {"town": 2}, {"town": pd.Series({"A": 1, "B": 40})}).tolist()
+    [False, False, False, True]
+    """
+    eligible = np.ones(len(table), dtype=bool)
+    for column in columns:
+        threshold = thresholds.get(column, 1)
+        if threshold > 1:
+            if value_counts is not None and column in value_counts:
+                eligible &= held_counts(table[column], value_counts[column]) >= threshold
+            else:
+                codes = value_codes(table[column])
+                eligible &= np.bincount(codes)[codes] >= threshold
+    return eligible
+
+
+def held_counts(series: pd.Series, counts: pd.Series) -> np.ndarray:
+    """How many records of the whole table hold each value of ``series``, read from ``counts``.
+
+    ``counts`` maps each value of the table's column to its number of records; missing is a value of
+    its own (:func:`value_codes`), counted under a missing key (NaN, None or NA: they are one value).
+    A value ``counts`` does not hold counts 0 (it is rare).
+
+    Examples
+    --------
+    >>> held_counts(pd.Series(["A", None, "C"]), pd.Series([7, 2], index=["A", None])).tolist()
+    [7, 2, 0]
+    """
+    index = pd.Index(counts.index)
+    number = np.asarray(counts, dtype=np.int64)
+    missing = np.asarray(index.isna())
+    known = index[~missing]
+    if not known.is_unique:
+        raise ParameterError(f"column {series.name!r}: value_counts holds a value twice: "
+                             f"{known[known.duplicated()].tolist()[:5]}")
+    out = np.full(len(series), int(number[missing].sum()), dtype=np.int64)
+    present = series.notna().to_numpy()
+    found = known.get_indexer(series[present])
+    out[present] = np.where(found >= 0, number[~missing][np.maximum(found, 0)], 0)
+    return out
+
+
+def among_eligible(eligible: np.ndarray, indices: np.ndarray, weights: np.ndarray, coords: np.ndarray,
+                   rng: np.random.Generator, weigh) -> tuple[np.ndarray, np.ndarray]:
+    """Neighbours and weights restricted to eligible records, rows summing to 1.
+
+    A record none of whose neighbours is eligible gets its nearest eligible *other* records instead,
+    weighted by ``weigh(distances, rng)`` (the avatar weights). Nothing changes when no record is
+    eligible (every record holds a rare value): the caller warns.
+    """
+    if eligible.all() or not eligible.any():
+        return indices, weights
+    weights = weights * eligible[indices]
+    none = np.flatnonzero(weights.sum(axis=1) == 0)
+    if len(none):
+        pool = np.flatnonzero(eligible)
+        k = indices.shape[1]
+        found = cross_neighbours(coords[pool], coords[none], min(k + 1, len(pool)))
+        chosen, distances = pool[found.indices], found.distances
+        others = chosen != none[:, None]
+        order = np.argsort(~others, axis=1, kind="stable")  # the record itself, if found, goes last
+        chosen, distances = np.take_along_axis(chosen, order, 1), np.take_along_axis(distances, order, 1)
+        width = min(k, chosen.shape[1] - (~others).any(axis=1).max(initial=0))
+        width = max(width, 1)
+        replacement_i = np.repeat(chosen[:, :1], k, axis=1)
+        replacement_d = np.repeat(distances[:, :1], k, axis=1)
+        replacement_i[:, :width], replacement_d[:, :width] = chosen[:, :width], distances[:, :width]
+        replacement_w = np.zeros((len(none), k))
+        replacement_w[:, :width] = weigh(replacement_d[:, :width], rng)
+        indices, weights = indices.copy(), weights.copy()
+        indices[none], weights[none] = replacement_i, replacement_w
+    return indices, weights / weights.sum(axis=1, keepdims=True)
+
+
+def bound_extremes(avatars: pd.Series, original: pd.Series, min_count: int, bounds: tuple | None = None) -> pd.Series:
+    """``avatars`` kept between the ``min_count``-th smallest and largest present values of ``original``,
+    or between ``bounds``: those of the whole table of which ``original`` is a batch
+    (:func:`extreme_bounds` of its values).
+
+    Examples
+    --------
+    >>> bound_extremes(pd.Series([1, 50, 99]), pd.Series(range(1, 101)), 5).tolist()
+    [5, 50, 96]
+    >>> bound_extremes(pd.Series([1, 50, 99]), pd.Series(range(1, 101)), 5, bounds=(20, 60)).tolist()
+    [20, 50, 60]
+    """
+    if bounds is None:
+        present = original.dropna().sort_values(kind="stable")
+        bounds = extreme_bounds(present, present, len(present), min_count)
+    if bounds is None:
+        return avatars
+    return avatars.clip(*bounds)
+
+
+def extreme_bounds(smallest: pd.Series, largest: pd.Series, n: int, min_count: int) -> tuple | None:
+    """The ``min_count``-th smallest and largest of ``n`` present values (at most their middle ones), from
+    sorted ``smallest`` and ``largest`` holding at least the ``min_count`` smallest and largest of them
+    (each part's, gathered, hold the whole table's); None when ``min_count`` is 1 (no bound).
+
+    Examples
+    --------
+    >>> [int(v) for v in extreme_bounds(pd.Series([1, 2, 3]), pd.Series([7, 8, 9]), 100, 2)]
+    [2, 8]
+    """
+    t = min(int(min_count), (n + 1) // 2)
+    if t <= 1:
+        return None
+    return smallest.iloc[t - 1], largest.iloc[len(largest) - t]
+
+
+def without(frame: pd.DataFrame, columns, like: pd.DataFrame | None = None) -> pd.DataFrame:
+    """``frame`` with every value of ``columns`` replaced by one present value of the column in ``like``
+    (default ``frame``): in a fitted factor space, such columns move every row by the same vector and
+    no longer count in distances. Two frames compared in the space take the same ``like``: with two
+    values, one frame's rows would all be moved away from the other's."""
+    like = frame if like is None else like
+    frame = frame.copy()
+    for column in columns:
+        present = like[column].dropna()
+        if len(present):
+            frame[column] = pd.Series(present.iloc[0], index=frame.index).astype(frame[column].dtype)
+    return frame
+
+
+class Donors(NamedTuple):
+    """Where the sensitive values of each avatar come from (:func:`sensitive_donors`)."""
+
+    donors: np.ndarray
+    candidates: np.ndarray
+    mix: np.ndarray
+    counts: dict
+    pulled: np.ndarray
+
+
+def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSpace, chosen: np.ndarray,
+                     sensitive, categorical, k: int, rng: np.random.Generator, *,
+                     eligible: np.ndarray | None = None, protected: int = PROTECTED_ROWS,
+                     combination_holders: int = 1, groups: np.ndarray | None = None,
+                     chunk_rows: int | None = None) -> Donors:
+    """The record whose sensitive values each avatar takes (see the module docstring).
+
+    Parameters
+    ----------
+    table, avatars : DataFrame
+        The records and their avatars, row ``r`` of ``avatars`` made for record ``r`` (not shuffled);
+        the avatars' sensitive columns are not read.
+    space : FactorSpace
+        The table's fitted space; the sensitive columns are neutralized in it (:func:`without`).
+    chosen : ndarray
+        The neighbour whose categorical-like values avatar ``r`` carries.
+    sensitive, categorical : list of str
+        The sensitive columns; the categorical-like columns (the donor shares the others' values).
+    eligible : ndarray of bool, optional
+        Records whose sensitive values may be released (the rare-value rule); preferred.
+    protected : int
+        A record never gives its values to one of the ``protected`` released rows closest to it.
+    combination_holders : int
+        Fewest records that must hold a combination of the other categorical values with the
+        sensitive ones for a donor of other values to form it (the rare-value rule of combinations).
+    groups : ndarray of int, shape (n, g), optional
+        The records' parents (one column per foreign key, -1 for none): a donor never shares a
+        parent with the record or with the drawn neighbour.
+    chunk_rows : int, optional
+        Avatars whose candidates are weighed at once (by default as many as keep the largest array
+        of a chunk near 80 MB). The result does not depend on it: the random numbers are drawn as
+        for one chunk, and every step is a computation within one avatar's row.
+
+    Returns
+    -------
+    Donors
+        ``donors[r]``: the record giving avatar ``r`` its categorical-like sensitive values (and
+        whether a number is missing); ``candidates`` and ``mix``: the records a sensitive number of
+        avatar ``r`` is the weighted mean of, and their weights (a number held by one person is
+        never released as it is: ``income == 14170`` would single her out); ``counts``: how many
+        avatars took their values from records sharing the other categorical values, forming a
+        combination that ``combination_holders`` originals hold, forming only pairs some original
+        holds, or neither (none was possible); ``pulled[r]``: the look-alike, among ``candidates``,
+        that a sensitive number of avatar ``r`` moves half-way to (drawn with ``mix``'s weights among the
+        candidates allowed as donors, the protection of categories).
+    """
+    if chunk_rows is not None and chunk_rows < 1:
+        raise ParameterError(f"chunk_rows must be a positive number of rows, got {chunk_rows}")
+    n = len(table)
+    coords = space.transform(without(table, sensitive))
+    released = space.transform(without(avatars, sensitive, like=table))
+    others = [c for c in categorical if c not in sensitive]
+    shared = tuple_codes(table, others)
+    secret = tuple_codes(table, [c for c in categorical if c in sensitive])
+    # records sharing the neighbour's other categorical values come first: the tuple's code as one
+    # more coordinate, scaled beyond the diameter of the point cloud
+    scale = 2.0 * float(np.sqrt(np.einsum("ij,ij->i", coords, coords).max(initial=0.0))) + 1.0
+    search = np.hstack([coords, scale * shared[:, None].astype(np.float64)])
+    released_search = np.hstack([released, scale * shared[chosen][:, None].astype(np.float64)])
+    width = min(n - 1, k + protected)
+    # candidates: the records sharing the neighbour's other categorical values, nearest first (beyond
+    # the records of the tuple, the order means nothing), then its nearest records in the space;
+    # searched once per drawn neighbour
+    drawn, drawn_row = np.unique(chosen, return_inverse=True)
+    searched = (_other_neighbours(search, drawn, width), _other_neighbours(coords, drawn, min(n - 1, 2 * width)))
+    # a released row may not carry the values of a record it is one of the closest rows to: closest
+    # as an attacker who weighs categorical matches heavily sees it, and closest in the space
+    closest_width = min(protected, n)
+    closest = [cross_neighbours(released_search, search, closest_width).indices,
+               cross_neighbours(released, coords, closest_width).indices]
+    # numbers, means of many look-alikes, need less: the few closest rows (more would leave only
+    # distant look-alikes and lose the column's relations to the others)
+    few = min(PROTECTED_NUMBER_ROWS, protected, n)
+    rules = _Rules(coords, shared, secret, protected_rows=_row_sets(closest),
+                   protected_number_rows=_row_sets([c[:, :few] for c in closest]),
+                   combinations=_held_combinations(table, others, shared, secret, combination_holders),
+                   groups=groups, eligible=eligible)
+    del closest
+
+    width_all = width + searched[1].shape[1]
+    chunk = chunk_rows or max(1, CHUNK_VALUES // (width_all * max(coords.shape[1], 1)))
+    # the random numbers of the one-chunk computation: every avatar's Exp(1) per candidate, then one
+    # uniform per avatar. The exponentials are drawn twice (skipped, then chunk by chunk): kept, they
+    # would take 8 bytes per candidate of every avatar
+    exponentials = copy.deepcopy(rng)
+    for start in range(0, n, chunk):
+        rng.exponential(1.0, size=(min(chunk, n - start), width_all))
+    u = rng.random(n)
+    u_pull = rng.random(n)
+    donors, pulled = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    candidates = np.empty((n, width_all), dtype=np.int64)
+    mix = np.empty((n, width_all))
+    counts = {"sharing": 0, "forming": 0, "pairing": 0, "neither": 0}
+    for start in range(0, n, chunk):
+        rows = np.arange(start, min(start + chunk, n))
+        found = np.hstack([searched[0][drawn_row[rows]], searched[1][drawn_row[rows]]])
+        draws = exponentials.exponential(1.0, size=found.shape)
+        donors[rows], mix[rows], pulled[rows], chunk_counts = _donate(rows, chosen[rows], found, width, draws, u[rows],
+                                                                      u_pull[rows], rules)
+        candidates[rows] = found
+        for label, count in chunk_counts.items():
+            counts[label] += count
+    return Donors(donors, candidates, mix, counts, pulled)
+
+
+class _Rules(NamedTuple):
+    """What decides whether a record may give an avatar its sensitive values (:func:`_donate`)."""
+
+    coords: np.ndarray
+    shared: np.ndarray
+    secret: np.ndarray
+    protected_rows: sparse.csr_array  # [record, released row] > 0: the row may not carry its values
+    protected_number_rows: sparse.csr_array  # the same for its numbers
+    combinations: tuple
+    groups: np.ndarray | None
+    eligible: np.ndarray | None
+
+
+def _held_combinations(table, others, shared, secret, holders: int) -> tuple:
+    """The codes of the combinations of the sensitive values with all the other categorical values,
+    then with each other categorical value, that at least ``holders`` records hold (sorted)."""
+    base = secret.max(initial=0) + 1
+    combination = shared * base + secret
+    existing, count = np.unique(combination, return_counts=True)
+    pairs = []
+    for column in others:
+        codes = value_codes(table[column])
+        held, count_pair = np.unique(codes * base + secret, return_counts=True)
+        pairs.append((codes, held[count_pair >= holders]))
+    return base, existing[count >= holders], pairs
+
+
+def _donate(rows, chosen, candidates, width, draws, u, u_pull, rules: _Rules):
+    """The donors and the mix of the avatars ``rows`` (one chunk of :func:`sensitive_donors`)."""
+    coords, shared, secret = rules.coords, rules.shared, rules.secret
+    differences = coords[chosen][:, None, :] - np.take(coords, candidates, axis=0)
+    distances = np.sqrt(np.einsum("ijk,ijk->ij", differences, differences))
+    del differences
+    excluded = (candidates == rows[:, None]) | (candidates == chosen[:, None])
+    if rules.groups is not None:
+        # rows of a table below others: never a donor of the same parent (a doctor's visits would hand
+        # each other their reasons, and the doctor's most frequent reason would be hers)
+        for column in range(rules.groups.shape[1]):
+            group = rules.groups[:, column]
+            excluded |= ((group[candidates] == group[chosen][:, None]) | (group[candidates] == group[rows][:, None])) \
+                & (group[candidates] >= 0)
+    each = (candidates.reshape(-1), np.repeat(rows, candidates.shape[1]))  # (candidate, avatar) pairs
+    protected = (rules.protected_rows[each] > 0).reshape(candidates.shape)
+    numbers_protected = np.zeros_like(protected)  # the rows protecting numbers are among the others
+    of_row = rows[np.nonzero(protected)[0]]
+    numbers_protected[protected] = rules.protected_number_rows[candidates[protected], of_row] > 0
+    numbers_excluded = excluded | numbers_protected
+    excluded |= protected
+    # a combination counts as held when enough records hold it: held by the person alone, it would tell
+    # her value to whoever knows her other values
+    base, existing, pair_rules = rules.combinations
+    secret_values = secret[candidates]
+    forms = np.isin(shared[chosen][:, None] * base + secret_values, existing)
+    # failing that, every pair of one of its other categorical values with the sensitive ones is one
+    # that enough records hold (no dose of another drug; a pair held by one patient's visits alone
+    # would hand them their own reasons)
+    pairs = np.ones(candidates.shape, dtype=bool)
+    for codes, held in pair_rules:
+        pairs &= np.isin(codes[chosen][:, None] * base + secret_values, held)
+    same = shared[candidates] == shared[chosen][:, None]
+    near = np.zeros_like(same)
+    near[:, width:] = True  # the look-alikes in the space (numbers are means over them)
+    frequent = rules.eligible[candidates] if rules.eligible is not None else np.ones_like(same)
+    # 1 / d * Exp(1): the nearest allowed candidates weigh most (the avatar weights' random ranks
+    # would weigh a distant candidate as much as a near one among these 2 (k + protected) candidates)
+    weights = draws / (distances + DISTANCE_EPSILON)
+    # numbers are means over the look-alikes allowed for privacy (combinations concern categories only):
+    # a mean over the few records of a tier would often be one record's value
+    mix = _ranked(weights * (~numbers_excluded & near), distances)
+    total = mix.sum(axis=1, keepdims=True)
+    mix = np.divide(mix, total, out=np.zeros_like(mix), where=total > 0)
+    # a record found by both searches is drawn with one weight (each search finds a record once)
+    allowed = ~excluded
+    allowed[:, width:] &= ~_found_in(candidates[:, :width], candidates[:, width:])
+    tiers = [("sharing", allowed & same & frequent), ("sharing", allowed & same),
+             ("forming", allowed & near & forms & frequent), ("forming", allowed & near & forms),
+             ("pairing", allowed & near & pairs & frequent), ("pairing", allowed & near & pairs),
+             ("neither", allowed & near)]
+    donors = np.full(len(rows), -1, dtype=np.int64)
+    counts = {"sharing": 0, "forming": 0, "pairing": 0, "neither": 0}
+    for label, tier in tiers:
+        todo = (donors < 0) & tier.any(axis=1)
+        if not todo.any():
+            continue
+        kept = weights[todo] * tier[todo]
+        cumulative = np.cumsum(kept, axis=1) / kept.sum(axis=1, keepdims=True)
+        cumulative[:, -1] = 1.0
+        picked = np.minimum((cumulative < u[todo][:, None]).sum(axis=1), candidates.shape[1] - 1)
+        # a weight of 0 may still be landed on by rounding: take the first allowed candidate instead
+        ok = tier[todo][np.arange(todo.sum()), picked]
+        picked = np.where(ok, picked, np.argmax(tier[todo], axis=1))
+        donors[todo] = candidates[todo][np.arange(todo.sum()), picked]
+        counts[label] += int(todo.sum())
+    left = donors < 0  # every candidate excluded (tiny tables): the farthest candidate
+    donors[left] = candidates[left, -1]
+    mix[total[:, 0] == 0, -1] = 1.0
+    counts["neither"] += int(left.sum())
+    # the look-alike a sensitive number moves to (as the other numbers move to the drawn neighbour): drawn
+    # with the mix's weights among the look-alikes allowed for the categories (the wider protection: a
+    # look-alike among the 3 closest protected rows only put the demo's BMI 0.03 within the attacker's
+    # reach), the mix's own candidates where none is
+    pull = mix * (allowed & near)
+    none = pull.sum(axis=1) == 0
+    pull[none] = mix[none]
+    cumulative = np.cumsum(pull, axis=1) / pull.sum(axis=1, keepdims=True)
+    cumulative[:, -1] = 1.0
+    picked = np.minimum((cumulative < u_pull[:, None]).sum(axis=1), candidates.shape[1] - 1)
+    ok = pull[np.arange(len(rows)), picked] > 0
+    picked = np.where(ok, picked, np.argmax(pull > 0, axis=1))
+    pulled = candidates[np.arange(len(rows)), picked]
+    return donors, mix, pulled, counts
+
+
+def _other_neighbours(points: np.ndarray, of: np.ndarray, k: int) -> np.ndarray:
+    """``self_neighbours(points, k).indices[of]``, searched for the records ``of`` alone."""
+    found = cross_neighbours(points, points[of], k + 1).indices
+    is_self = found == of[:, None]
+    is_self[~is_self.any(axis=1), k] = True
+    return found[~is_self].reshape(len(of), k)
+
+
+def _row_sets(closest: list[np.ndarray]) -> sparse.csr_array:
+    """``sets[c, r] > 0`` when released row ``r`` is one of the rows of record ``c`` in one of the
+    ``closest`` arrays (shape (records, rows each)): a lookup of any (record, row) pair."""
+    rows = np.hstack(closest)
+    index = np.int32 if rows.size < 2**31 else np.int64
+    sets = sparse.csr_array((np.ones(rows.size, dtype=np.int8), rows.reshape(-1).astype(index),
+                             np.arange(0, rows.size + 1, rows.shape[1], dtype=index)), shape=(len(rows), len(rows)))
+    sets.sum_duplicates()  # sorted within each record: a lookup is a binary search
+    return sets
+
+
+def _found_in(earlier: np.ndarray, later: np.ndarray) -> np.ndarray:
+    """Whether each entry of ``later`` appears in the same row of ``earlier``."""
+    return (later[:, :, None] == earlier[:, None, :]).any(axis=2)
+
+
+def _ranked(weights: np.ndarray, distances: np.ndarray) -> np.ndarray:
+    """``weights * 2 ** -rank``, the rank of each candidate with a positive weight by distance (1 for the
+    nearest, the first in the row among equals): a mean of look-alikes weighted as the avatar's
+    neighbours are keeps a column's spread (a mean of many look-alikes narrowed the demo's BMI to 0.54
+    of its standard deviation)."""
+    positive = weights > 0
+    # candidates come from a search, nearest first: a row whose positive candidates are in order ranks
+    # them by counting; the others are sorted
+    ranks = np.cumsum(positive, axis=1)
+    farthest_so_far = np.maximum.accumulate(np.where(positive, distances, -np.inf), axis=1)
+    unordered = np.flatnonzero((positive & (distances < farthest_so_far)).any(axis=1))
+    if len(unordered):
+        masked = np.where(positive[unordered], distances[unordered], np.inf)
+        order = np.argsort(masked, axis=1, kind="stable")
+        sorted_ranks = np.empty_like(order)
+        np.put_along_axis(sorted_ranks, order, np.arange(1, weights.shape[1] + 1)[None, :], axis=1)
+        ranks[unordered] = sorted_ranks
+    return weights * np.exp2(-ranks.astype(np.float64) / 2)

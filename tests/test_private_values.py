@@ -1,0 +1,284 @@
+"""Rare values and sensitive columns in the avatar decoding (issue 14, point 7).
+
+Each property is checked against the published decoding too (no ``min_counts``, no ``sensitive``),
+on the same table, so that a test fails if the rule stops doing anything.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from relanon import datasets, load_schema
+from relanon.common.errors import ParameterError, SchemaError
+from relanon.engine.avatar import avatarize
+from relanon.engine.factor_space import FactorSpace
+from relanon.engine.neighbours import self_neighbours
+from relanon.engine.private_values import (
+    _other_neighbours,
+    _ranked,
+    bound_extremes,
+    frequent_records,
+    min_count_thresholds,
+    sensitive_donors,
+    without,
+)
+from relanon.metrics.attacks.inference import inference
+from relanon.multitable.pipeline import about_people, enrich, min_counts, sensitive_columns
+
+TYPES = {"age": "integer", "sex": "categorical", "town": "categorical", "income": "continuous", "smoker": "boolean"}
+
+
+def people(n: int, seed: int) -> pd.DataFrame:
+    """Towns of 40 people, smoking independent of everything else (whatever a release tells about
+    one person's smoking is about her, not about the population)."""
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 90, n)
+    return pd.DataFrame({
+        "age": age,
+        "sex": rng.choice(["F", "M"], n),
+        "town": rng.choice([f"T{i:02d}" for i in range(n // 40)], n),
+        "income": np.round(rng.lognormal(10 + age / 100, 0.3), 2),
+        "smoker": rng.random(n) < 0.4,
+    })
+
+
+def with_rare_cluster(table: pd.DataFrame) -> pd.DataFrame:
+    """Three people of a town nobody else lives in, close to each other on every column."""
+    table = table.copy()
+    table.loc[:2, ["age", "sex", "town", "income"]] = [[50, "F", "Rare", 30_000.0]] * 3
+    return table
+
+
+def test_a_value_held_by_fewer_than_min_count_people_never_reaches_the_release():
+    table = with_rare_cluster(people(600, 0))
+    plain = avatarize(table, TYPES, k=5, random_state=3).avatars
+    assert (plain["town"] == "Rare").any()  # the published decoding copies it: the test can fail
+    for seed in range(5):
+        ruled = avatarize(table, TYPES, k=5, random_state=seed, min_counts=5).avatars
+        assert not (ruled["town"] == "Rare").any()
+    kept = avatarize(table, TYPES, k=5, random_state=3, min_counts={"town": 3}).avatars
+    assert (kept["town"] == "Rare").any()  # a column's own count: three holders are enough
+
+
+def test_whole_tuples_stay_tuples_some_original_holds():
+    table = with_rare_cluster(people(600, 1))
+    avatars = avatarize(table, TYPES, k=5, random_state=0, min_counts=5, sensitive=["smoker"]).avatars
+    held = set(map(tuple, table[["sex", "town", "smoker"]].to_numpy()))
+    assert all(row in held for row in map(tuple, avatars[["sex", "town", "smoker"]].to_numpy()))
+
+
+def test_numbers_stay_within_the_min_count_th_extremes():
+    table = people(600, 2)
+    table.loc[0, "income"] = 10_000_000.0  # one very rich person
+    plain = avatarize(table, TYPES, k=5, random_state=0).avatars
+    ruled = avatarize(table, TYPES, k=5, random_state=0, min_counts=5).avatars
+    fifth = table["income"].sort_values().to_numpy()
+    assert plain["income"].max() > fifth[-5]
+    assert fifth[4] <= ruled["income"].min() and ruled["income"].max() <= fifth[-5]
+    assert ruled["income"].dtype == table["income"].dtype
+
+
+def test_inference_of_a_sensitive_column_drops_to_near_zero_on_a_table_built_to_leak():
+    table = people(3000, 4)
+    training, control = table.iloc[:1500].reset_index(drop=True), table.iloc[1500:].reset_index(drop=True)
+
+    def risk(**options) -> float:
+        release = avatarize(training, TYPES, k=10, random_state=5, **options).avatars
+        attack = inference(release, training, control, TYPES, secret="smoker", random_state=0)
+        return attack.risk.value, attack.risk.high
+
+    leaked, _ = risk()
+    assert leaked > 0.25  # the published decoding: a person's own smoking sits in the row closest to her
+    value, high = risk(sensitive=["smoker"], min_counts=10)
+    assert value < 0.08 and high < 0.15  # 0.03-0.06 over seeds; 1,500 control people give +-0.08
+
+
+def test_a_sensitive_number_is_never_released_as_one_person_holds_it():
+    table = people(1500, 5)
+    avatars = avatarize(table, TYPES, k=10, random_state=0, sensitive=["income"], min_counts=10).avatars
+    # a donor's own income copied would make every released income one person's (share 1.0)
+    assert avatars["income"].isin(set(table["income"])).mean() < 0.15
+    assert avatars["income"].std() > 0.3 * table["income"].std()
+    assert np.corrcoef(avatars["age"], avatars["income"])[0, 1] > 0.2  # still tied to age (0.56 in the data)
+
+
+def test_same_seed_same_bytes_with_both_rules():
+    table = with_rare_cluster(people(800, 6))
+    table.loc[table.index % 9 == 0, "income"] = np.nan
+    runs = [avatarize(table, TYPES, k=7, random_state=11, min_counts=7, sensitive=["smoker", "income"])
+            for _ in range(2)]
+    pd.testing.assert_frame_equal(runs[0].avatars, runs[1].avatars)
+    assert np.array_equal(runs[0].pairing, runs[1].pairing)
+    assert runs[0].avatars["income"].isna().mean() == pytest.approx(table["income"].isna().mean(), abs=0.03)
+
+
+def test_frequent_records_and_bounds_on_hand_computed_cases():
+    frame = pd.DataFrame({"town": ["A", "A", "B", None, None], "sex": list("FMFFM")})
+    assert frequent_records(frame, ["town", "sex"], {"town": 2, "sex": 2}).tolist() == [True, True, False, True, True]
+    assert bound_extremes(pd.Series([0.0, 5.0, 10.0]), pd.Series([1.0, 2.0, 3.0, 4.0, 9.0]), 2).tolist() == \
+        [2.0, 4.0, 4.0]
+    with pytest.raises(ParameterError, match="town"):
+        min_count_thresholds({"town": 0}, {"town": "categorical"}, 5, "people")
+    with pytest.raises(ParameterError, match="not avatarized"):
+        min_count_thresholds({"city": 2}, {"town": "categorical"}, 5, "people")
+
+
+def test_default_min_count_is_k_for_tables_about_people_and_one_for_reference_tables():
+    schema = load_schema({"relanon": 1, "name": "x", "tables": {
+        "towns": {"primary_key": "town_id", "columns": {"name": "categorical"}},
+        "people": {"primary_key": "id", "individual": True, "columns": {"age": "integer", "job": "categorical"},
+                   "foreign_keys": [{"column": "town_id", "references": "towns"}]},
+        "visits": {"primary_key": "visit_id", "columns": {"reason": "categorical"},
+                   "foreign_keys": [{"column": "id", "references": "people"}]},
+    }})
+    assert [about_people(schema, t) for t in ("towns", "people", "visits")] == [False, True, True]
+    assert min_counts(schema, "towns", 5, {"name": "categorical"}) == {"name": 1}
+    assert min_counts(schema, "visits", 7, {"reason": "categorical"}) == {"reason": 7}
+
+
+def test_a_column_min_count_from_the_schema_overrides_the_default_and_round_trips():
+    spec = {"relanon": 1, "name": "x", "tables": {"people": {
+        "primary_key": "id", "individual": True,
+        "columns": {"town": {"type": "categorical", "min_count": 3}, "age": "integer"}}}}
+    schema = load_schema(spec)
+    assert min_counts(schema, "people", 10, {"town": "categorical", "age": "integer"}) == {"town": 3, "age": 10}
+    assert schema.to_dict()["tables"]["people"]["columns"]["town"] == {"type": "categorical", "min_count": 3}
+    bad = {**spec, "tables": {"people": {**spec["tables"]["people"],
+                                         "columns": {"town": {"type": "categorical", "min_count": 0}}}}}
+    with pytest.raises(SchemaError, match="min_count must be a positive integer"):
+        load_schema(bad)
+    kept = {**spec, "tables": {"people": {**spec["tables"]["people"], "anonymize": {"method": "keep"}}}}
+    with pytest.raises(SchemaError, match="min_count has no meaning"):
+        load_schema(kept)
+
+
+def test_sensitive_columns_include_the_copies_of_an_individual_parents_sensitive_columns():
+    schema, database = datasets.hospital(scale=0.02, seed=0)
+    _, visit_types, _ = enrich(schema, "visits", database)
+    _, prescription_types, _ = enrich(schema, "prescriptions", database)
+    assert set(sensitive_columns(schema, "visits", visit_types)) == {"reason", "patient_id::bmi", "patient_id::smoker"}
+    assert sensitive_columns(schema, "prescriptions", prescription_types) == ["drug"]  # its parent is not individual
+
+
+# --------------------------------------------------------------------------- the whole table's counts (batches)
+
+
+def test_a_batch_counts_rare_values_in_the_whole_table_given_its_value_counts():
+    """A batch of a larger table (the Dask engine) reads each value's count in the whole table: a town
+    the batch holds 3 times but the table 50 times may be released; a town the batch holds 40 times
+    but the table twice may not. Without the table's counts, the batch's own decide (the test can fail)."""
+    batch = with_rare_cluster(people(600, 0))
+    town_counts = batch["town"].value_counts()
+    frequent_in_batch = town_counts.index[0]
+    whole = town_counts.copy()
+    whole["Rare"], whole[frequent_in_batch] = 50, 2
+    local = [avatarize(batch, TYPES, k=5, random_state=seed, min_counts=5).avatars for seed in range(4)]
+    given = [avatarize(batch, TYPES, k=5, random_state=seed, min_counts=5, value_counts={"town": whole}).avatars
+             for seed in range(4)]
+    assert not any((a["town"] == "Rare").any() for a in local)
+    assert all((a["town"] == frequent_in_batch).any() for a in local)
+    assert any((a["town"] == "Rare").any() for a in given)  # frequent in the table: it may be released
+    assert not any((a["town"] == frequent_in_batch).any() for a in given)  # rare in the table: never
+
+
+def test_a_value_the_whole_table_counts_does_not_hold_is_rare_and_missing_is_a_value():
+    batch = pd.DataFrame({"town": ["A", None, "C", "A"]})
+    counts = pd.Series([40, 7], index=["A", np.nan])
+    assert frequent_records(batch, ["town"], {"town": 5}, {"town": counts}).tolist() == [True, True, False, True]
+    with pytest.raises(ParameterError, match="value_counts names columns that are not avatarized"):
+        avatarize(people(100, 0), TYPES, k=5, min_counts=5, value_counts={"village": counts})
+
+
+def test_relaxed_thresholds_still_read_the_whole_tables_counts():
+    """Every town held 4 times in the table but T00 twice, min_count 8: no record qualifies, the count
+    is halved to 4 and every town but T00 qualifies (the batch's own counts, ~40 a town, would let T00 be
+    released)."""
+    batch = people(600, 3)
+    whole = pd.Series(4, index=batch["town"].unique())
+    whole["T00"] = 2
+    avatars = avatarize(batch, TYPES, k=5, random_state=0, min_counts={"town": 8}, value_counts={"town": whole}).avatars
+    assert not (avatars["town"] == "T00").any()
+    assert avatars["town"].nunique() == batch["town"].nunique() - 1
+    local = avatarize(batch, TYPES, k=5, random_state=0, min_counts={"town": 8}).avatars
+    assert (local["town"] == "T00").any()
+
+
+def test_numbers_of_a_batch_stay_within_the_whole_tables_extremes():
+    batch = people(600, 2)
+    local = avatarize(batch, TYPES, k=5, random_state=0, min_counts=5).avatars
+    low, high = batch["income"].quantile([0.25, 0.75]).tolist()
+    assert local["income"].min() < low and local["income"].max() > high  # the batch's own bounds are wider
+    given = avatarize(batch, TYPES, k=5, random_state=0, min_counts=5, extremes={"income": (low, high)}).avatars
+    assert given["income"].between(low, high).all() and given["income"].dtype == batch["income"].dtype
+    ages = batch["age"].sort_values().to_numpy()
+    assert ages[4] <= given["age"].min() and given["age"].max() <= ages[-5]  # columns not given: the batch's own
+
+
+def test_given_table_facts_are_ignored_without_the_rule_and_change_nothing_when_they_are_the_batchs():
+    batch = with_rare_cluster(people(400, 5))
+    plain = avatarize(batch, TYPES, k=5, random_state=1).avatars
+    facts = {"value_counts": {"town": batch["town"].value_counts(dropna=False)},
+             "extremes": {"income": (batch["income"].nsmallest(5).iloc[-1], batch["income"].nlargest(5).iloc[-1])}}
+    pd.testing.assert_frame_equal(avatarize(batch, TYPES, k=5, random_state=1, **facts).avatars, plain)
+    ruled = avatarize(batch, TYPES, k=5, random_state=1, min_counts=5)
+    same = avatarize(batch, TYPES, k=5, random_state=1, min_counts=5, **facts)
+    pd.testing.assert_frame_equal(same.avatars, ruled.avatars)
+    assert np.array_equal(same.pairing, ruled.pairing)
+
+
+def test_donors_do_not_depend_on_how_many_avatars_are_weighed_at_once():
+    table = with_rare_cluster(people(400, 7))
+    table.loc[table.index % 7 == 0, "income"] = np.nan
+    n, k = len(table), 5
+    space = FactorSpace(TYPES, random_state=0).fit(table)
+    rng = np.random.default_rng(1)
+    chosen = self_neighbours(space.transform(table), k).indices[np.arange(n), rng.integers(0, k, n)]
+    avatars = table.take(chosen).reset_index(drop=True)
+    parents = rng.integers(-1, 40, (n, 1))  # rows of a child table: never a donor of the same parent
+    eligible = frequent_records(table, ["smoker"], {"smoker": 3})
+
+    def donors(chunk_rows):
+        generator = np.random.default_rng(2)
+        found = sensitive_donors(table, avatars, space, chosen, ["smoker", "income"], ["sex", "town", "smoker"], k,
+                                 generator, eligible=eligible, combination_holders=3,
+                                 groups=parents, chunk_rows=chunk_rows)
+        return found, generator.random()  # the caller's generator goes on as after one chunk
+
+    whole, after = donors(n)
+    assert whole.counts["sharing"] and whole.counts["forming"]  # more than one tier of donors
+    for chunk_rows in (1, 7, 128, None):
+        chunked, chunked_after = donors(chunk_rows)
+        for field in ("donors", "candidates", "mix"):
+            expected, got = getattr(whole, field), getattr(chunked, field)
+            assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes(), (field, chunk_rows)
+        assert chunked.counts == whole.counts and chunked_after == after
+
+
+def test_search_and_rank_shortcuts_match_their_definitions():
+    rng = np.random.default_rng(3)
+    points = np.round(rng.normal(size=(300, 3)), 1)  # many exact ties
+    points[:20] = points[0]  # and duplicates
+    of = np.unique(rng.integers(0, 300, 120))
+    assert np.array_equal(_other_neighbours(points, of, 25), self_neighbours(points, 25).indices[of])
+    # ranks by distance among the positive weights, first in the row first among equals: rows in order,
+    # rows out of order, ties
+    distances = np.sort(rng.integers(0, 6, (200, 12)).astype(float), axis=1)
+    shuffled = rng.random(200) < 0.5
+    distances[shuffled] = rng.permuted(distances[shuffled], axis=1)
+    weights = rng.exponential(size=(200, 12)) * (rng.random((200, 12)) < 0.7)
+    order = np.argsort(np.where(weights > 0, distances, np.inf), axis=1, kind="stable")
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(1, 13)[None, :].repeat(200, 0), axis=1)
+    assert _ranked(weights, distances).tobytes() == (weights * np.exp2(-ranks.astype(float) / 2)).tobytes()
+
+
+def test_records_and_avatars_are_compared_without_their_sensitive_columns_alike():
+    table = people(300, 8)
+    space = FactorSpace(TYPES, random_state=0).fit(table)
+    # avatars equal to their records but for the sensitive columns: they sit on their records
+    avatars = table.assign(smoker=~table["smoker"], income=table["income"].iloc[::-1].to_numpy())
+    records = space.transform(without(table, ["smoker", "income"]))
+    assert np.allclose(space.transform(without(avatars, ["smoker", "income"], like=table)), records)
+    assert not np.allclose(space.transform(without(avatars, ["smoker", "income"])), records)  # each its own value
