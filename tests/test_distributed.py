@@ -224,6 +224,37 @@ def test_rare_values_are_counted_in_the_whole_table_across_batches(two_workers, 
     assert incomes[k - 1] <= released["income"].min() and released["income"].max() <= incomes[-k]
 
 
+def test_a_rare_number_of_children_is_not_released_across_batches(two_workers, tmp_path):
+    """``linear_sum`` across batches: 6 look-alike people with far more children than anyone (30, the
+    others 0 to 4; each other's neighbours, so that their avatars copy the count) do not lend it to the
+    release; every released count stays within the original counts' k-th largest, as one machine keeps
+    it (relanon.multitable.linking.count_bounds)."""
+    rng = np.random.default_rng(3)
+    people = pd.DataFrame({"person_id": np.arange(1, 1201), "age": rng.integers(18, 90, 1200),
+                           "sex": rng.choice(["F", "M"], 1200)})
+    per_person = rng.integers(0, 5, 1200)
+    people.loc[:5, ["age", "sex"]] = [[50, "F"]] * 6
+    per_person[:6] = 30
+    visits = pd.DataFrame({"visit_id": np.arange(1, per_person.sum() + 1),
+                           "person_id": np.repeat(people["person_id"].to_numpy(), per_person),
+                           "cost": np.round(rng.lognormal(4, 0.5, per_person.sum()), 2)})
+    schema = load_schema({"relanon": 1, "name": "visits", "tables": {
+        "people": {"primary_key": "person_id", "individual": True,
+                   "columns": {"age": "integer", "sex": "categorical"}},
+        "visits": {"primary_key": "visit_id", "columns": {"cost": "continuous"},
+                   "foreign_keys": [{"column": "person_id", "references": "people", "link": "linear_sum"}]}}})
+    for name, frame in (("people", people), ("visits", visits)):
+        for i, rows in enumerate(np.array_split(np.arange(len(frame)), 2)):
+            write_part(frame.iloc[rows].reset_index(drop=True), tmp_path / "parts" / name, i)
+    result = anonymize_dataset(schema, tmp_path / "parts", tmp_path / "out", client=two_workers, batch_size=400,
+                               random_state=SEED, progress=False)
+    assert result.state["people"].n_batches == 3
+    k = result.state["people"].k
+    released = pd.read_parquet(tmp_path / "out" / "visits")["person_id"].value_counts()
+    assert released.sum() == len(visits)
+    assert released.max() <= np.sort(per_person)[-k] < 30
+
+
 def test_table_facts_are_exact_over_the_batch_files(two_workers, tmp_path):
     """The whole table's value counts and extremes, gathered from its batch files, equal those of the
     table read at once: a categorical column of 3,000 values (beyond the cap on counted numeric values),

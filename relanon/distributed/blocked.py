@@ -67,10 +67,12 @@ def linear_sum(client, schema, link, work, child: Released, parent: Released, sp
         for b in range(child.n_batches)])
     n_linked = sum(rows for rows, _ in kids)
     count = parent.internal[("count", link.child, link.column)]
+    bounds = _count_bounds(client, [str(part(folder(work, "batches", link.parent), b)) for b in range(parent.n_batches)],
+                           count, parent.rows, parent.k)
     expected = client.gather([
         client.submit(_parents, str(part(folder(work, "batches", link.parent), b)),
                       str(part(folder(work, "avatars", link.parent), b)), space, columns, count, parent.k,
-                      int(parent.offsets[b]), str(folder(base, "parents")), b, pure=False)
+                      int(parent.offsets[b]), str(folder(base, "parents")), b, bounds, pure=False)
         for b in range(parent.n_batches)])
     totals = linking.allocate_counts(expected, n_linked, random_state=partition_generator(seed, "totals", 0)) \
         if parent.n_batches > 1 else np.array([n_linked])
@@ -158,14 +160,34 @@ def _children(path, space, columns, link, child: Released, directory, batch: int
     return len(rows), (coords[sample] if coords.shape[1] else np.zeros((len(sample), 1)))
 
 
-def _parents(batch_path, avatars_path, space, columns, count, k, offset, directory, batch: int) -> float:
+def _count_bounds(client, paths: list[str], count: str, n_parents: int, k) -> tuple[float, float]:
+    """The range the released numbers of children are kept in, as one machine computes it
+    (:func:`relanon.multitable.linking.count_bounds` of every original parent's count): each parent batch
+    sends its ``t`` smallest and largest counts, which hold the table's ``t``-th smallest and largest."""
+    t = min(k or 1, n_parents // linking.COUNT_TAIL)
+    if t <= 1:
+        return -np.inf, np.inf
+    tails = client.gather([client.submit(_count_tails, path, count, t, pure=False) for path in paths])
+    smallest = np.sort(np.concatenate([low for low, _ in tails]))
+    largest = np.sort(np.concatenate([high for _, high in tails]))
+    return float(smallest[t - 1]), float(largest[len(largest) - t])
+
+
+def _count_tails(path, count: str, t: int) -> tuple[np.ndarray, np.ndarray]:
+    values = np.sort(np.maximum(np.nan_to_num(read_parts([path])[count].to_numpy(dtype=float)), 0.0))
+    return values[:t], values[max(len(values) - t, 0):]
+
+
+def _parents(batch_path, avatars_path, space, columns, count, k, offset, directory, batch: int,
+             bounds=(-np.inf, np.inf)) -> float:
     original, avatars = read_parts([batch_path]), read_parts([avatars_path])
     coords = project(space, avatars, columns)
-    expected = avatars[count].to_numpy(dtype=float)
+    # a number of children few parents have is not released as it is (relanon.multitable.relinking)
+    expected = np.clip(avatars[count].to_numpy(dtype=float), *bounds)
     rows = pd.DataFrame({PARENT: np.arange(offset, offset + len(avatars), dtype=np.int64), "expected": expected})
     if space is not None and k is not None and len(original) >= 2:
         near = cross_neighbours(project(space, original, columns), coords, k=min(k, len(original)))
-        candidates = original[count].to_numpy(dtype=float)[near.indices]
+        candidates = np.clip(original[count].to_numpy(dtype=float)[near.indices], *bounds)
         rows = _with_coords(rows, candidates, "n")
     write(_with_coords(rows, coords, "c"), directory, batch)
     return float(np.nansum(np.maximum(expected, 0)))
