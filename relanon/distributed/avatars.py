@@ -18,6 +18,7 @@ import pandas as pd
 from relanon.distributed.read import ROW
 from relanon.distributed.work import folder, read_parts, write
 from relanon.engine.avatar import avatarize
+from relanon.engine.private_values import parent_codes
 from relanon.multitable.batched import KeyShape, batch_keys
 from relanon.schema.model import Table
 from relanon.stores.partitioned import write_part
@@ -85,10 +86,7 @@ def _avatarize(job: BatchJob, path, directory, batch: int, offset: int, rng, key
 
 def job_groups(job: BatchJob, frame: pd.DataFrame):
     """The batch's parents as codes (sensitive values never come from a row of the same parent)."""
-    columns = [c for c in job.table.foreign_key_columns if c in frame.columns]
-    if not job.sensitive or not columns:
-        return None
-    return np.column_stack([pd.factorize(frame[c])[0] for c in columns]).astype(np.int64)
+    return parent_codes(frame, job.table.foreign_key_columns) if job.sensitive else None
 
 
 def write_release_parts(client, table: Table, work, target, n_batches: int, columns: list[str], fk_dtypes: dict):

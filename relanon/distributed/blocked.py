@@ -164,7 +164,7 @@ def _count_bounds(client, paths: list[str], count: str, n_parents: int, k) -> tu
     """The range the released numbers of children are kept in, as one machine computes it
     (:func:`relanon.multitable.linking.count_bounds` of every original parent's count): each parent batch
     sends its ``t`` smallest and largest counts, which hold the table's ``t``-th smallest and largest."""
-    t = min(k or 1, n_parents // linking.COUNT_TAIL)
+    t = linking.count_rank(n_parents, k)
     if t <= 1:
         return -np.inf, np.inf
     tails = client.gather([client.submit(_count_tails, path, count, t, pure=False) for path in paths])

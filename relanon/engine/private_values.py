@@ -87,6 +87,15 @@ def value_codes(series: pd.Series) -> np.ndarray:
     return pd.factorize(series, use_na_sentinel=False)[0].astype(np.int64)
 
 
+def parent_codes(frame: pd.DataFrame, columns) -> np.ndarray | None:
+    """Each row's parents as codes, one column per foreign key of ``columns`` present in ``frame``
+    (-1 for none): the ``groups`` of :func:`sensitive_donors`; None without such a column."""
+    columns = [c for c in columns if c in frame.columns]
+    if not columns:
+        return None
+    return np.column_stack([pd.factorize(frame[c])[0] for c in columns]).astype(np.int64)
+
+
 def tuple_codes(table: pd.DataFrame, columns) -> np.ndarray:
     """One integer per distinct combination of the values of ``columns`` (zeros without columns),
     numbered in the lexicographic order of the columns' :func:`value_codes`.

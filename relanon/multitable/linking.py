@@ -91,10 +91,22 @@ def count_bounds(original_counts, min_count: int) -> tuple[float, float]:
     counts = np.sort(np.maximum(np.nan_to_num(as_float_vector(original_counts, "original_counts")), 0.0))
     if counts.size == 0:
         return 0.0, 0.0
-    bound = min(as_count(min_count, "min_count", minimum=1), len(counts) // COUNT_TAIL)
+    bound = count_rank(len(counts), as_count(min_count, "min_count", minimum=1))
     if bound <= 1:
         return float(counts[0]), float(counts[-1])
     return float(counts[bound - 1]), float(counts[len(counts) - bound])
+
+
+def count_rank(n_parents: int, min_count) -> int:
+    """The rank of the order statistics :func:`count_bounds` keeps the counts between: ``min_count``,
+    lowered to 1/:data:`COUNT_TAIL` of the parents (1 or less: nothing is bounded).
+
+    Examples
+    --------
+    >>> count_rank(10_000, 10), count_rank(100, 10), count_rank(20, 10)
+    (10, 5, 1)
+    """
+    return min(min_count or 1, n_parents // COUNT_TAIL)
 
 
 def allocate_counts(expected, total: int, *, candidates=None, random_state=None) -> np.ndarray:

@@ -30,6 +30,7 @@ from relanon.common.errors import DataError, ParameterError, Problem
 from relanon.common.progress import as_progress
 from relanon.engine.avatar import avatarize
 from relanon.engine.deassociate import anatomize, bucketize
+from relanon.engine.private_values import parent_codes
 from relanon.multitable.anchoring import anchor
 from relanon.multitable.keys import new_keys
 from relanon.multitable.relinking import relink
@@ -217,10 +218,7 @@ def sensitive_columns(schema: Schema, name: str, types) -> list[str]:
 
 def parent_groups(schema: Schema, name: str, frame: pd.DataFrame) -> np.ndarray | None:
     """Each row's parents as codes (one column per foreign key, -1 for none), or None without parents."""
-    columns = [link.column for link in parent_links(schema, name) if link.column in frame.columns]
-    if not columns:
-        return None
-    return np.column_stack([pd.factorize(frame[c])[0] for c in columns]).astype(np.int64)
+    return parent_codes(frame, [link.column for link in parent_links(schema, name)])
 
 
 # --------------------------------------------------------------------------- enrichment names

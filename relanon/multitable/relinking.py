@@ -81,17 +81,18 @@ def _match(schema, link: Link, original, child: TableRelease, parent: TableRelea
     space = _parent_space(parent_table, original[link.parent], columns, rng)
     parent_coords, child_coords = (_project(space, frame, columns) for frame in (parent.frame, children))
     n_children = int(has_parent.sum())
+    if link.method == "minimum_distance" and parent_coords.shape[1] == 0:
+        return rng.integers(len(parent.frame), size=n_children)
+    original_counts = _original_counts(link, original, parent_table)
     if link.method == "minimum_distance":
-        if parent_coords.shape[1] == 0:
-            return rng.integers(len(parent.frame), size=n_children)
-        rooms = nearest.rooms_by_demand(_original_counts(link, original, parent_table), child_coords, parent_coords,
+        rooms = nearest.rooms_by_demand(original_counts, child_coords, parent_coords,
                                         k=parent.k or nearest.DEMAND_NEIGHBOURS, min_count=parent.k or 1,
                                         random_state=rng)
         return nearest.nearest_with_room(child_coords, parent_coords, rooms)
     expected = _expected_counts(link, original, parent, parent_table)
-    candidates = _plausible_counts(link, original, parent_table, space, parent_coords, columns, parent.k)
+    candidates = _plausible_counts(original_counts, original[link.parent], space, parent_coords, columns, parent.k)
     # a number of children few parents have is not released as it is (the same bound as the rooms)
-    bounds = linking.count_bounds(_original_counts(link, original, parent_table), parent.k or 1)
+    bounds = linking.count_bounds(original_counts, parent.k or 1)
     expected = np.clip(expected, *bounds)
     candidates = None if candidates is None else np.clip(candidates, *bounds)
     counts = linking.allocate_counts(expected, n_children, candidates=candidates, random_state=rng)
@@ -100,16 +101,14 @@ def _match(schema, link: Link, original, child: TableRelease, parent: TableRelea
     return linking.match_linear_sum(child_coords, parent_coords, counts, random_state=rng, progress=progress)
 
 
-def _plausible_counts(link: Link, original, parent_table: Table, space, parent_coords, columns, k) -> np.ndarray | None:
+def _plausible_counts(own_counts: np.ndarray, parents, space, parent_coords, columns, k) -> np.ndarray | None:
     """For each released parent, the numbers of children of its ``k`` nearest original parents.
 
     They let :func:`relanon.multitable.linking.allocate_counts` correct a total that sampling noise
     moved (a few tens of parents) with counts a parent like this one has, rather than stretching.
     """
-    parents = original[link.parent]
     if space is None or k is None or len(parents) < 2:
         return None
-    own_counts = _original_counts(link, original, parent_table)
     near = cross_neighbours(_project(space, parents, columns), parent_coords, k=min(k, len(parents)))
     return own_counts[near.indices]
 
