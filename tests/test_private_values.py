@@ -243,15 +243,17 @@ def test_donors_do_not_depend_on_how_many_avatars_are_weighed_at_once():
         generator = np.random.default_rng(2)
         found = sensitive_donors(table, avatars, space, chosen, ["smoker", "income"], ["sex", "town", "smoker"], k,
                                  generator, eligible=eligible, combination_holders=3,
-                                 groups=parents, chunk_rows=chunk_rows)
+                                 groups=parents, numbers={"income": income}, chunk_rows=chunk_rows)
         return found, generator.random()  # the caller's generator goes on as after one chunk
 
+    income = table["income"].to_numpy(dtype=float)
     whole, after = donors(n)
     assert whole.counts["sharing"] and whole.counts["forming"]  # more than one tier of donors
+    assert np.isnan(income[whole.pulled]).any()  # means over missing values too
     for chunk_rows in (1, 7, 128, None):
         chunked, chunked_after = donors(chunk_rows)
-        for field in ("donors", "candidates", "mix"):
-            expected, got = getattr(whole, field), getattr(chunked, field)
+        for expected, got, field in ((whole.donors, chunked.donors, "donors"), (whole.pulled, chunked.pulled, "pulled"),
+                                     (whole.numbers["income"], chunked.numbers["income"], "income")):
             assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes(), (field, chunk_rows)
         assert chunked.counts == whole.counts and chunked_after == after
 

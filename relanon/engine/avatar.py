@@ -18,6 +18,7 @@ import pandas as pd
 from relanon.common.errors import ParameterError
 from relanon.engine.columns import NUMERIC_KINDS, check_columns_present, column_types, numeric_values, restore_numeric
 from relanon.engine.factor_space import FactorSpace
+from relanon.engine.mixing import mixed_numbers
 from relanon.engine.neighbours import Neighbours, cross_neighbours, self_neighbours
 from relanon.engine.private_values import (
     among_eligible,
@@ -34,8 +35,6 @@ DEFAULT_K = vocabulary.DEFAULT_K["avatar"]
 # Added to neighbour distances so that exact duplicates (distance 0) get a large, finite weight.
 DISTANCE_EPSILON = 1e-9
 MIN_ROWS = 3
-# Share of the way from the neighbours' weighted mean to the drawn neighbour's value (see _numeric_avatar).
-SPREAD = 0.5
 
 
 class _Avatars(NamedTuple):
@@ -221,8 +220,10 @@ def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thres
     eligible = (frequent_records(table, [c for c in categorical if c in sensitive], thresholds, value_counts)
                 if thresholds else None)
     holders = max((thresholds.get(c, 1) for c in sensitive), default=1)
+    numbers = {c: numeric_values(table[c], space.statistics_[c].kind, table=name) for c in sensitive
+               if c not in categorical}
     found = sensitive_donors(table, avatars, space, chosen, sensitive, categorical, k, rng,
-                             eligible=eligible, combination_holders=holders,
+                             eligible=eligible, combination_holders=holders, numbers=numbers,
                              groups=None if groups is None else np.asarray(groups, dtype=np.int64).reshape(len(table), -1))
     if found.counts["neither"]:
         logger.info("table %r: %d avatars take sensitive values forming a combination no original holds (no "
@@ -232,8 +233,8 @@ def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thres
         if column in categorical:
             out[column] = table[column].take(found.donors).reset_index(drop=True)
         else:
-            out[column] = _numeric_avatar(table[column], found.candidates, found.mix, found.pulled,
-                                          space.statistics_[column], name)
+            out[column] = _finished(found.numbers[column], np.isnan(numbers[column][found.pulled]),
+                                    space.statistics_[column])
             if thresholds:
                 out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
     return out
@@ -372,26 +373,13 @@ def _numeric_avatar(series, indices, weights, chosen, stats, table) -> pd.Series
     dates at ``SPREAD = 0.5``) and ties the numbers to the categories they come with.
     """
     values = numeric_values(series, stats.kind, table=table)
-    around = values[indices]
-    present = ~np.isnan(around)
-    if present.all():
-        mean = np.einsum("ij,ij->i", weights, around)
-        low, high = around.min(axis=1), around.max(axis=1)
-    else:
-        kept = weights * present
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = np.einsum("ij,ij->i", kept, np.where(present, around, 0.0)) / kept.sum(axis=1)
-        low = np.where(present, around, np.inf).min(axis=1)
-        high = np.where(present, around, -np.inf).max(axis=1)
-    # moved towards the drawn neighbour: the same convex mix for every column, so linear rules hold
-    drawn = values[chosen]
-    mean = np.where(np.isnan(drawn), mean, (1.0 - SPREAD) * mean + SPREAD * drawn)
-    # a weighted mean lies between its values; clipping removes rounding drift (a constant stays exact)
-    with np.errstate(invalid="ignore"):
-        mean = np.clip(mean, low, high)
+    return _finished(mixed_numbers(values, indices, weights, values[chosen]), np.isnan(values[chosen]), stats)
+
+
+def _finished(mean: np.ndarray, missing: np.ndarray, stats) -> pd.Series:
+    """Mixed numbers put on the column's support and back in its type, missing where ``missing``."""
     if stats.support is not None:
         mean = nearest_value(mean, stats.support)
-    missing = np.isnan(values[chosen])
     return restore_numeric(mean, missing, stats)
 
 

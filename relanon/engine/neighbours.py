@@ -19,6 +19,11 @@ from relanon.common.errors import ParameterError
 # (clusters along categorical axes), answer queries about twice as fast as median-split trees.
 _TREE_OPTIONS = {"balanced_tree": False, "leafsize": 16}
 
+# Queries answered per call of the tree (a multiple of the number of neighbours asked): the tree's
+# answers, held twice while they are put back in the caller's order, stay near 100 MB however many
+# queries there are. Each query's answer does not depend on the others asked with it.
+QUERY_VALUES = 4_000_000
+
 # Two distances closer than this (relatively) are a tie: "strictly closer" must not depend on the
 # last bit of two ways of computing the same distance.
 _RELATIVE_TIE = 1e-9
@@ -49,14 +54,19 @@ class _LocalTree:
         self.order = cKDTree(points, **_TREE_OPTIONS).indices
         self.tree = cKDTree(points[self.order], **_TREE_OPTIONS)
 
-    def query(self, queries: np.ndarray, k: int, order: np.ndarray | None = None) -> Neighbours:
+    def query(self, queries: np.ndarray, k: int, order: np.ndarray | None = None, *, distances: bool = True,
+              dtype=np.int64) -> Neighbours:
         order = _locality_order(queries) if order is None else order
-        distances, positions = self.tree.query(queries[order], k=k, workers=-1)
-        distances, positions = distances.reshape(len(order), k), positions.reshape(len(order), k)
-        out_d = np.empty_like(distances)
-        out_i = np.empty(positions.shape, dtype=np.int64)
-        out_d[order] = distances
-        out_i[order] = self.order[positions]
+        out_d = np.empty((len(order), k)) if distances else None
+        out_i = np.empty((len(order), k), dtype=dtype)
+        step = max(1, QUERY_VALUES // k)
+        for start in range(0, len(order), step):
+            part = order[start:start + step]
+            found_d, positions = self.tree.query(queries[part], k=k, workers=-1)
+            if distances:
+                out_d[part] = found_d.reshape(len(part), k)
+            del found_d
+            out_i[part] = self.order[positions.reshape(len(part), k)]
         return Neighbours(out_d, out_i)
 
     def count_within(self, queries: np.ndarray, radii: np.ndarray) -> np.ndarray:
@@ -98,8 +108,11 @@ def self_neighbours(coords, k: int) -> Neighbours:
     return Neighbours(found.distances[keep].reshape(n, k), found.indices[keep].reshape(n, k))
 
 
-def cross_neighbours(reference, queries, k: int) -> Neighbours:
+def cross_neighbours(reference, queries, k: int, *, distances: bool = True, dtype=np.int64) -> Neighbours:
     """The ``k`` nearest points of ``reference`` for every row of ``queries``.
+
+    Without ``distances`` only the indices are kept (``distances`` is None); ``dtype``, their integer
+    type (int32 halves a large search's memory).
 
     Examples
     --------
@@ -113,8 +126,8 @@ def cross_neighbours(reference, queries, k: int) -> Neighbours:
     if not 1 <= k <= len(reference):
         raise ParameterError(f"k must be between 1 and the number of reference points ({len(reference)}), got {k}")
     if len(queries) == 0:
-        return Neighbours(np.zeros((0, k)), np.zeros((0, k), dtype=np.int64))
-    return _LocalTree(reference).query(queries, k)
+        return Neighbours(np.zeros((0, k)) if distances else None, np.zeros((0, k), dtype=dtype))
+    return _LocalTree(reference).query(queries, k, distances=distances, dtype=dtype)
 
 
 def count_strictly_closer(reference, queries, distances) -> np.ndarray:

@@ -37,6 +37,7 @@ from scipy import sparse
 
 from relanon.common.errors import ParameterError
 from relanon.engine.factor_space import FactorSpace
+from relanon.engine.mixing import mixed_numbers
 from relanon.engine.neighbours import cross_neighbours
 
 logger = logging.getLogger(__name__)
@@ -254,8 +255,7 @@ class Donors(NamedTuple):
     """Where the sensitive values of each avatar come from (:func:`sensitive_donors`)."""
 
     donors: np.ndarray
-    candidates: np.ndarray
-    mix: np.ndarray
+    numbers: dict
     counts: dict
     pulled: np.ndarray
 
@@ -264,7 +264,7 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
                      sensitive, categorical, k: int, rng: np.random.Generator, *,
                      eligible: np.ndarray | None = None, protected: int = PROTECTED_ROWS,
                      combination_holders: int = 1, groups: np.ndarray | None = None,
-                     chunk_rows: int | None = None) -> Donors:
+                     numbers: Mapping[str, np.ndarray] | None = None, chunk_rows: int | None = None) -> Donors:
     """The record whose sensitive values each avatar takes (see the module docstring).
 
     Parameters
@@ -288,6 +288,8 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
     groups : ndarray of int, shape (n, g), optional
         The records' parents (one column per foreign key, -1 for none): a donor never shares a
         parent with the record or with the drawn neighbour.
+    numbers : Mapping[str, ndarray], optional
+        The sensitive numeric columns, as floats (missing as NaN): their avatars are mixed here.
     chunk_rows : int, optional
         Avatars whose candidates are weighed at once (by default as many as keep the largest array
         of a chunk near 80 MB). The result does not depend on it: the random numbers are drawn as
@@ -296,19 +298,22 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
     Returns
     -------
     Donors
-        ``donors[r]``: the record giving avatar ``r`` its categorical-like sensitive values (and
-        whether a number is missing); ``candidates`` and ``mix``: the records a sensitive number of
-        avatar ``r`` is the weighted mean of, and their weights (a number held by one person is
-        never released as it is: ``income == 14170`` would single her out); ``counts``: how many
+        ``donors[r]``: the record giving avatar ``r`` its categorical-like sensitive values;
+        ``numbers[column][r]``: the avatar's value of a column of ``numbers``, a weighted mean of
+        look-alikes (a number held by one person is never released as it is: ``income == 14170``
+        would single her out) moved half-way to ``pulled[r]``'s value (:func:`mixed_numbers`; missing
+        where ``pulled[r]``'s is), before it is put on the column's support; ``counts``: how many
         avatars took their values from records sharing the other categorical values, forming a
         combination that ``combination_holders`` originals hold, forming only pairs some original
-        holds, or neither (none was possible); ``pulled[r]``: the look-alike, among ``candidates``,
-        that a sensitive number of avatar ``r`` moves half-way to (drawn with ``mix``'s weights among the
-        candidates allowed as donors, the protection of categories).
+        holds, or neither (none was possible); ``pulled[r]``: the look-alike that a sensitive number
+        of avatar ``r`` moves half-way to (drawn with the mean's weights among the look-alikes
+        allowed as donors, the protection of categories).
     """
     if chunk_rows is not None and chunk_rows < 1:
         raise ParameterError(f"chunk_rows must be a positive number of rows, got {chunk_rows}")
     n = len(table)
+    numbers = dict(numbers or {})
+    index = np.int32 if n < 2**31 else np.int64  # record numbers: int32 halves the searches' memory
     coords = space.transform(without(table, sensitive))
     released = space.transform(without(avatars, sensitive, like=table))
     others = [c for c in categorical if c not in sensitive]
@@ -324,12 +329,14 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
     # the records of the tuple, the order means nothing), then its nearest records in the space;
     # searched once per drawn neighbour
     drawn, drawn_row = np.unique(chosen, return_inverse=True)
-    searched = (_other_neighbours(search, drawn, width), _other_neighbours(coords, drawn, min(n - 1, 2 * width)))
+    searched = (_other_neighbours(search, drawn, width, index),
+                _other_neighbours(coords, drawn, min(n - 1, 2 * width), index))
     # a released row may not carry the values of a record it is one of the closest rows to: closest
     # as an attacker who weighs categorical matches heavily sees it, and closest in the space
     closest_width = min(protected, n)
-    closest = [cross_neighbours(released_search, search, closest_width).indices,
-               cross_neighbours(released, coords, closest_width).indices]
+    closest = [cross_neighbours(released_search, search, closest_width, distances=False, dtype=index).indices,
+               cross_neighbours(released, coords, closest_width, distances=False, dtype=index).indices]
+    del released, released_search
     # numbers, means of many look-alikes, need less: the few closest rows (more would leave only
     # distant look-alikes and lose the column's relations to the others)
     few = min(PROTECTED_NUMBER_ROWS, protected, n)
@@ -338,6 +345,11 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
                    combinations=_held_combinations(table, others, shared, secret, combination_holders),
                    groups=groups, eligible=eligible)
     del closest
+    # whether a number's mean meets a missing value: one answer for every chunk (it sets the arithmetic)
+    listed = np.zeros(n, dtype=bool)
+    listed[searched[0]], listed[searched[1]] = True, True
+    all_present = {c: not np.isnan(values[listed]).any() for c, values in numbers.items()}
+    del listed
 
     width_all = width + searched[1].shape[1]
     chunk = chunk_rows or max(1, CHUNK_VALUES // (width_all * max(coords.shape[1], 1)))
@@ -350,19 +362,19 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
     u = rng.random(n)
     u_pull = rng.random(n)
     donors, pulled = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    candidates = np.empty((n, width_all), dtype=np.int64)
-    mix = np.empty((n, width_all))
+    mixed = {c: np.empty(n) for c in numbers}
     counts = {"sharing": 0, "forming": 0, "pairing": 0, "neither": 0}
     for start in range(0, n, chunk):
         rows = np.arange(start, min(start + chunk, n))
         found = np.hstack([searched[0][drawn_row[rows]], searched[1][drawn_row[rows]]])
         draws = exponentials.exponential(1.0, size=found.shape)
-        donors[rows], mix[rows], pulled[rows], chunk_counts = _donate(rows, chosen[rows], found, width, draws, u[rows],
-                                                                      u_pull[rows], rules)
-        candidates[rows] = found
+        donors[rows], mix, pulled[rows], chunk_counts = _donate(rows, chosen[rows], found, width, draws, u[rows],
+                                                                u_pull[rows], rules)
+        for column, values in numbers.items():
+            mixed[column][rows] = mixed_numbers(values, found, mix, values[pulled[rows]], all_present[column])
         for label, count in chunk_counts.items():
             counts[label] += count
-    return Donors(donors, candidates, mix, counts, pulled)
+    return Donors(donors, mixed, counts, pulled)
 
 
 class _Rules(NamedTuple):
@@ -371,7 +383,7 @@ class _Rules(NamedTuple):
     coords: np.ndarray
     shared: np.ndarray
     secret: np.ndarray
-    protected_rows: sparse.csr_array  # [record, released row] > 0: the row may not carry its values
+    protected_rows: sparse.csr_array  # [released row, record] > 0: the row may not carry its values
     protected_number_rows: sparse.csr_array  # the same for its numbers
     combinations: tuple
     groups: np.ndarray | None
@@ -406,11 +418,11 @@ def _donate(rows, chosen, candidates, width, draws, u, u_pull, rules: _Rules):
             group = rules.groups[:, column]
             excluded |= ((group[candidates] == group[chosen][:, None]) | (group[candidates] == group[rows][:, None])) \
                 & (group[candidates] >= 0)
-    each = (candidates.reshape(-1), np.repeat(rows, candidates.shape[1]))  # (candidate, avatar) pairs
+    each = (np.repeat(rows, candidates.shape[1]), candidates.reshape(-1))  # (avatar, candidate) pairs
     protected = (rules.protected_rows[each] > 0).reshape(candidates.shape)
     numbers_protected = np.zeros_like(protected)  # the rows protecting numbers are among the others
     of_row = rows[np.nonzero(protected)[0]]
-    numbers_protected[protected] = rules.protected_number_rows[candidates[protected], of_row] > 0
+    numbers_protected[protected] = rules.protected_number_rows[of_row, candidates[protected]] > 0
     numbers_excluded = excluded | numbers_protected
     excluded |= protected
     # a combination counts as held when enough records hold it: held by the person alone, it would tell
@@ -478,22 +490,25 @@ def _donate(rows, chosen, candidates, width, draws, u, u_pull, rules: _Rules):
     return donors, mix, pulled, counts
 
 
-def _other_neighbours(points: np.ndarray, of: np.ndarray, k: int) -> np.ndarray:
+def _other_neighbours(points: np.ndarray, of: np.ndarray, k: int, dtype=np.int64) -> np.ndarray:
     """``self_neighbours(points, k).indices[of]``, searched for the records ``of`` alone."""
-    found = cross_neighbours(points, points[of], k + 1).indices
+    found = cross_neighbours(points, points[of], k + 1, distances=False, dtype=dtype).indices
     is_self = found == of[:, None]
     is_self[~is_self.any(axis=1), k] = True
     return found[~is_self].reshape(len(of), k)
 
 
 def _row_sets(closest: list[np.ndarray]) -> sparse.csr_array:
-    """``sets[c, r] > 0`` when released row ``r`` is one of the rows of record ``c`` in one of the
-    ``closest`` arrays (shape (records, rows each)): a lookup of any (record, row) pair."""
+    """``sets[r, c] > 0`` when released row ``r`` is one of the rows of record ``c`` in one of the
+    ``closest`` arrays (shape (records, rows each)): a lookup of any (row, record) pair, the pairs of
+    one row next to each other (avatars are weighed in chunks of consecutive rows)."""
     rows = np.hstack(closest)
     index = np.int32 if rows.size < 2**31 else np.int64
-    sets = sparse.csr_array((np.ones(rows.size, dtype=np.int8), rows.reshape(-1).astype(index),
-                             np.arange(0, rows.size + 1, rows.shape[1], dtype=index)), shape=(len(rows), len(rows)))
-    sets.sum_duplicates()  # sorted within each record: a lookup is a binary search
+    by_record = sparse.csr_array((np.ones(rows.size, dtype=np.int8), rows.reshape(-1).astype(index),
+                                  np.arange(0, rows.size + 1, rows.shape[1], dtype=index)),
+                                 shape=(len(rows), len(rows)))
+    sets = by_record.T.tocsr()
+    sets.sum_duplicates()  # sorted within each row: a lookup is a binary search
     return sets
 
 
