@@ -416,69 +416,57 @@ def _donate(rows, chosen, candidates, width, draws, u, u_pull, rules: _Rules):
         # each other their reasons, and the doctor's most frequent reason would be hers)
         for column in range(rules.groups.shape[1]):
             group = rules.groups[:, column]
-            excluded |= ((group[candidates] == group[chosen][:, None]) | (group[candidates] == group[rows][:, None])) \
-                & (group[candidates] >= 0)
+            held = group[candidates]
+            excluded |= ((held == group[chosen][:, None]) | (held == group[rows][:, None])) & (held >= 0)
     each = (np.repeat(rows, candidates.shape[1]), candidates.reshape(-1))  # (avatar, candidate) pairs
     protected = (rules.protected_rows[each] > 0).reshape(candidates.shape)
     numbers_protected = np.zeros_like(protected)  # the rows protecting numbers are among the others
     of_row = rows[np.nonzero(protected)[0]]
     numbers_protected[protected] = rules.protected_number_rows[of_row, candidates[protected]] > 0
-    numbers_excluded = excluded | numbers_protected
-    excluded |= protected
-    # a combination counts as held when enough records hold it: held by the person alone, it would tell
-    # her value to whoever knows her other values
-    base, existing, pair_rules = rules.combinations
-    secret_values = secret[candidates]
-    forms = np.isin(shared[chosen][:, None] * base + secret_values, existing)
-    # failing that, every pair of one of its other categorical values with the sensitive ones is one
-    # that enough records hold (no dose of another drug; a pair held by one patient's visits alone
-    # would hand them their own reasons)
-    pairs = np.ones(candidates.shape, dtype=bool)
-    for codes, held in pair_rules:
-        pairs &= np.isin(codes[chosen][:, None] * base + secret_values, held)
-    same = shared[candidates] == shared[chosen][:, None]
-    near = np.zeros_like(same)
-    near[:, width:] = True  # the look-alikes in the space (numbers are means over them)
-    frequent = rules.eligible[candidates] if rules.eligible is not None else np.ones_like(same)
     # 1 / d * Exp(1): the nearest allowed candidates weigh most (the avatar weights' random ranks
     # would weigh a distant candidate as much as a near one among these 2 (k + protected) candidates)
     weights = draws / (distances + DISTANCE_EPSILON)
-    # numbers are means over the look-alikes allowed for privacy (combinations concern categories only):
-    # a mean over the few records of a tier would often be one record's value
-    mix = _ranked(weights * (~numbers_excluded & near), distances)
+    # numbers are means over the look-alikes in the space (the candidates from ``width`` on) allowed for
+    # privacy (combinations concern categories only): a mean over the few records of a tier would often
+    # be one record's value
+    mix = np.zeros_like(weights)
+    mix[:, width:] = _ranked(weights[:, width:] * ~(excluded | numbers_protected)[:, width:], distances[:, width:])
     total = mix.sum(axis=1, keepdims=True)
     mix = np.divide(mix, total, out=np.zeros_like(mix), where=total > 0)
     # a record found by both searches is drawn with one weight (each search finds a record once)
-    allowed = ~excluded
+    allowed = ~(excluded | protected)
     allowed[:, width:] &= ~_found_in(candidates[:, :width], candidates[:, width:])
-    tiers = [("sharing", allowed & same & frequent), ("sharing", allowed & same),
-             ("forming", allowed & near & forms & frequent), ("forming", allowed & near & forms),
-             ("pairing", allowed & near & pairs & frequent), ("pairing", allowed & near & pairs),
-             ("neither", allowed & near)]
+    near = allowed.copy()  # allowed, and a look-alike in the space
+    near[:, :width] = False
+    tiers = _Tiers(rules, chosen, candidates, allowed, near)
     donors = np.full(len(rows), -1, dtype=np.int64)
     counts = {"sharing": 0, "forming": 0, "pairing": 0, "neither": 0}
-    for label, tier in tiers:
-        todo = (donors < 0) & tier.any(axis=1)
-        if not todo.any():
+    todo = np.arange(len(rows))  # the avatars without a donor yet
+    for label, frequent_only in (("sharing", True), ("sharing", False), ("forming", True), ("forming", False),
+                                 ("pairing", True), ("pairing", False), ("neither", False)):
+        tier = tiers.of(label, todo, frequent_only)
+        some = tier.any(axis=1)
+        if not some.any():
             continue
-        kept = weights[todo] * tier[todo]
+        at, tier = todo[some], tier[some]
+        kept = weights[at] * tier
         cumulative = np.cumsum(kept, axis=1) / kept.sum(axis=1, keepdims=True)
         cumulative[:, -1] = 1.0
-        picked = np.minimum((cumulative < u[todo][:, None]).sum(axis=1), candidates.shape[1] - 1)
+        picked = np.minimum((cumulative < u[at][:, None]).sum(axis=1), candidates.shape[1] - 1)
         # a weight of 0 may still be landed on by rounding: take the first allowed candidate instead
-        ok = tier[todo][np.arange(todo.sum()), picked]
-        picked = np.where(ok, picked, np.argmax(tier[todo], axis=1))
-        donors[todo] = candidates[todo][np.arange(todo.sum()), picked]
-        counts[label] += int(todo.sum())
-    left = donors < 0  # every candidate excluded (tiny tables): the farthest candidate
-    donors[left] = candidates[left, -1]
+        ok = tier[np.arange(len(at)), picked]
+        picked = np.where(ok, picked, np.argmax(tier, axis=1))
+        donors[at] = candidates[at, picked]
+        counts[label] += len(at)
+        todo = todo[~some]
+    donors[todo] = candidates[todo, -1]  # every candidate excluded (tiny tables): the farthest candidate
     mix[total[:, 0] == 0, -1] = 1.0
-    counts["neither"] += int(left.sum())
+    counts["neither"] += len(todo)
     # the look-alike a sensitive number moves to (as the other numbers move to the drawn neighbour): drawn
     # with the mix's weights among the look-alikes allowed for the categories (the wider protection: a
     # look-alike among the 3 closest protected rows only put the demo's BMI 0.03 within the attacker's
     # reach), the mix's own candidates where none is
-    pull = mix * (allowed & near)
+    pull = mix * near
     none = pull.sum(axis=1) == 0
     pull[none] = mix[none]
     cumulative = np.cumsum(pull, axis=1) / pull.sum(axis=1, keepdims=True)
@@ -488,6 +476,39 @@ def _donate(rows, chosen, candidates, width, draws, u, u_pull, rules: _Rules):
     picked = np.where(ok, picked, np.argmax(pull > 0, axis=1))
     pulled = candidates[np.arange(len(rows)), picked]
     return donors, mix, pulled, counts
+
+
+class _Tiers:
+    """The candidates of each tier of :func:`_donate`, for the avatars (positions in the chunk) still
+    without a donor: what a tier asks (the combinations held, the pairs held) is looked at only for
+    the avatars that reach it."""
+
+    def __init__(self, rules: _Rules, chosen, candidates, allowed, near):
+        self.rules, self.chosen, self.candidates, self.allowed, self.near = rules, chosen, candidates, allowed, near
+
+    def of(self, label: str, at: np.ndarray, frequent_only: bool) -> np.ndarray:
+        rules, chosen, candidates = self.rules, self.chosen[at], self.candidates[at]
+        if label == "sharing":
+            tier = self.allowed[at] & (rules.shared[candidates] == rules.shared[chosen][:, None])
+        elif label == "neither":
+            tier = self.near[at]
+        else:
+            base, existing, pair_rules = rules.combinations
+            secret_values = rules.secret[candidates]
+            if label == "forming":
+                # a combination counts as held when enough records hold it: held by the person alone, it
+                # would tell her value to whoever knows her other values
+                tier = self.near[at] & np.isin(rules.shared[chosen][:, None] * base + secret_values, existing)
+            else:
+                # failing that, every pair of one of its other categorical values with the sensitive ones
+                # is one that enough records hold (no dose of another drug; a pair held by one patient's
+                # visits alone would hand them their own reasons)
+                tier = self.near[at]
+                for codes, held in pair_rules:
+                    tier &= np.isin(codes[chosen][:, None] * base + secret_values, held)
+        if frequent_only and rules.eligible is not None:
+            tier &= rules.eligible[candidates]
+        return tier
 
 
 def _other_neighbours(points: np.ndarray, of: np.ndarray, k: int, dtype=np.int64) -> np.ndarray:
@@ -514,7 +535,10 @@ def _row_sets(closest: list[np.ndarray]) -> sparse.csr_array:
 
 def _found_in(earlier: np.ndarray, later: np.ndarray) -> np.ndarray:
     """Whether each entry of ``later`` appears in the same row of ``earlier``."""
-    return (later[:, :, None] == earlier[:, None, :]).any(axis=2)
+    found = np.zeros(later.shape, dtype=bool)
+    for column in range(earlier.shape[1]):
+        found |= later == earlier[:, column:column + 1]
+    return found
 
 
 def _ranked(weights: np.ndarray, distances: np.ndarray) -> np.ndarray:
