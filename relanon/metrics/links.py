@@ -67,9 +67,10 @@ def link_fidelity(schema: Schema, original, anonymized, link: Link, *, columns=N
     Returns
     -------
     Metric
-        ``link_fidelity``: value (NaN, without target, when no column pair is compared), target 0.85, noise floor (margin 0: a release passes at the floor,
-        since two halves differ more than the original and a release of its size); breakdown ``pairs`` (``"child ~ parent"`` ->
-        similarity), ``measures`` (which measure each pair used) and ``noise_floor``.
+        ``link_fidelity``: value, target 0.85 (NaN without target when no column pair is compared),
+        noise floor (margin 0: a release passes at the floor, since two halves differ more than the
+        original and a release of its size); breakdown ``pairs`` (``"child ~ parent"`` -> similarity),
+        ``measures`` (which measure each pair used) and ``noise_floor``.
 
     Examples
     --------
