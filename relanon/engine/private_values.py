@@ -525,7 +525,7 @@ def _row_sets(closest: list[np.ndarray]) -> sparse.csr_array:
     one row next to each other (avatars are weighed in chunks of consecutive rows)."""
     rows = np.hstack(closest)
     index = np.int32 if rows.size < 2**31 else np.int64
-    by_record = sparse.csr_array((np.ones(rows.size, dtype=np.int8), rows.reshape(-1).astype(index),
+    by_record = sparse.csr_array((np.ones(rows.size, dtype=np.int8), rows.reshape(-1).astype(index, copy=False),
                                   np.arange(0, rows.size + 1, rows.shape[1], dtype=index)),
                                  shape=(len(rows), len(rows)))
     sets = by_record.T.tocsr()
