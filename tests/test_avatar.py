@@ -8,7 +8,7 @@ import pytest
 from scipy.spatial.distance import cdist
 
 from relanon.common.errors import DataError, ParameterError
-from relanon.engine import avatar as avatar_module
+from relanon.engine import mixing
 from relanon.engine.avatar import AvatarResult, avatarize, neighbour_weights
 from relanon.engine.neighbours import count_strictly_closer, cross_neighbours, self_neighbours
 from relanon.schema.model import Column
@@ -338,11 +338,11 @@ def test_numbers_keep_more_spread_than_the_weighted_mean_and_linear_rules_hold(m
         table[f"x{other}"] = rng.normal(size=600)
     columns = {"start": "continuous", "end": "continuous", "kind": "categorical"} | {f"x{o}": "continuous" for o in range(4)}
     spread = {}
-    for share in (0.0, avatar_module.SPREAD):
-        monkeypatch.setattr(avatar_module, "SPREAD", share)
+    for share in (0.0, mixing.SPREAD):
+        monkeypatch.setattr(mixing, "SPREAD", share)
         avatars = avatarize(table, columns, k=10, random_state=2).avatars
         assert (avatars["start"] <= avatars["end"]).all()  # the same mix for every column of a row
         assert avatars["start"].between(start.min(), start.max()).all()
         spread[share] = avatars["x0"].std() / table["x0"].std()
-    assert avatar_module.SPREAD == 0.5
+    assert mixing.SPREAD == 0.5
     assert spread[0.5] > spread[0.0] + 0.01  # measured: 0.74 -> 0.76

@@ -406,7 +406,7 @@ def _held_combinations(table, others, shared, secret, holders: int) -> tuple:
 
 def _donate(rows, chosen, candidates, width, draws, u, u_pull, rules: _Rules):
     """The donors and the mix of the avatars ``rows`` (one chunk of :func:`sensitive_donors`)."""
-    coords, shared, secret = rules.coords, rules.shared, rules.secret
+    coords = rules.coords
     differences = coords[chosen][:, None, :] - np.take(coords, candidates, axis=0)
     distances = np.sqrt(np.einsum("ijk,ijk->ij", differences, differences))
     del differences
