@@ -12,6 +12,7 @@ from relanon.audit import audit_database
 from relanon.cli import main
 from relanon.metrics.attacks import assess
 from relanon.metrics.attacks.assessment import DEFAULT_HOLDOUT, linkability_splits, secret_columns
+from relanon.metrics.attacks.distances import reference_distances
 from relanon.metrics.attacks.holdout import split_database
 from relanon.metrics.attacks.inference import inference
 from relanon.metrics.attacks.results import STATES
@@ -181,6 +182,19 @@ def test_assessment_calibrates_the_distance_targets(assessment):
     replaced = [m for kind, v, m in assessment.evaluation.metrics if v == "STANDALONE(patients)" and m.name == dcr.name]
     assert replaced == [dcr]
     assert "closer_to_training" in assessment.evaluation.details.columns
+
+
+def test_a_distance_of_zero_fails_nothing_when_strangers_have_identical_twins():
+    # 40 kinds of rows, each held by 10 people: every stranger has twins among the training people
+    rows = pd.DataFrame({"x": np.repeat(np.arange(40.0), 10), "g": np.tile(["a", "b"], 200)})
+    kinds = {"x": "continuous", "g": "categorical"}
+    training, control = rows.iloc[::2].reset_index(drop=True), rows.iloc[1::2].reset_index(drop=True)
+    metrics = {m.name: m for m in reference_distances(training, control, control, kinds, random_state=0)}
+    dcr = metrics["distance_to_closest"]
+    assert dcr.value == 0 and dcr.breakdown["control_value"] == 0
+    assert dcr.target is None and dcr.passed is None
+    # a release of strangers is no closer to the training people than strangers are
+    assert metrics["closer_to_training"].passed
 
 
 def test_assessment_is_deterministic_and_json_ready(demo, assessment):

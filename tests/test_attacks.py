@@ -234,6 +234,10 @@ def test_right_guesses_by_hand():
     # numbers: within 5 % of the truth; missing guessed missing is right, one-sided missing is wrong
     assert right_guesses(coded, 0, np.array([104.0, 0.0, np.nan, 53.0]), x, 0.05).tolist() == [True, True, True, False]
     assert right_guesses(coded, 0, np.array([106.0, 0.1, 1.0, np.nan]), x, 0.05).tolist() == [False, False, False, False]
+    # numbers far from zero against their span: 5 % of the span (10 years: half a year), not of the value (a century)
+    years = code_frames({"a": pd.DataFrame({"y": [1995.0, 2000.0, 2005.0]})}, {"y": "integer"})
+    y = years["a"][:, 0]
+    assert right_guesses(years, 0, y + np.array([0.5, -0.25, 0.75]), y, 0.05).tolist() == [True, True, False]
     # dates: within 5 % of the column's span (100 days): 5 days
     day = 86400.0
     assert right_guesses(coded, 1, d + np.array([4, -5, 6, 0]) * day, d, 0.05).tolist() == [True, True, False, True]

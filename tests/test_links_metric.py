@@ -99,3 +99,21 @@ def test_the_noise_floor_of_a_small_link_is_low_and_of_a_large_one_high():
     floor_small = link_fidelity(SCHEMA, small, small, link).floor
     floor_large = link_fidelity(SCHEMA, large, large, link).floor
     assert floor_small < floor_large and floor_large > 0.9
+
+
+def test_a_parent_without_released_columns_gives_no_score_and_no_failure():
+    schema = load_schema("""
+relanon: 1
+tables:
+  parents:
+    primary_key: pid
+    columns: {name: drop}
+  children:
+    primary_key: cid
+    foreign_keys: [{column: pid, references: parents}]
+    columns: {y: integer}
+""")
+    db = database([1, 1, 2, 2])
+    db["parents"] = pd.DataFrame({"pid": [1, 2], "name": ["Ann", "Bob"]})
+    metric = link_fidelity(schema, db, db, all_links(schema)[0], n_splits=0)
+    assert np.isnan(metric.value) and metric.target is None and metric.passed is None

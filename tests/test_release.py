@@ -10,7 +10,7 @@ import pytest
 
 from relanon import datasets
 from relanon.audit import audit_database
-from relanon.common.errors import StorageError
+from relanon.common.errors import SchemaError, StorageError
 from relanon.multitable.pipeline import SensitiveChoiceWarning, anonymize
 from relanon.multitable.release import write_release
 from relanon.schema.graph import all_links
@@ -77,6 +77,37 @@ def test_original_order_writes_a_loud_warning_into_the_release(small_demo, tmp_p
     with sqlite3.connect(sqlite) as connection:
         names = [row[0] for row in connection.execute("SELECT name FROM relanon_files")]
     assert "WARNING-SENSITIVE-CHOICES.txt" in names
+
+
+def test_unprotected_sensitive_columns_are_decoded_like_the_others_and_said_loudly(small_demo, tmp_path):
+    schema, database = small_demo
+    unprotected = with_methods(schema, patients={"anonymize": {"method": "avatar", "k": 20, "protect_sensitive": False}})
+    undeclared = with_methods(schema, patients={"sensitive": []})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SensitiveChoiceWarning)
+        result = anonymize(unprotected, database, random_state=1, progress=False)
+    assert any("patients sets protect_sensitive: false" in str(w.message) for w in caught)
+    plain = anonymize(undeclared, database, random_state=1, progress=False)
+    protected = anonymize(schema, database, random_state=1, progress=False)
+    # without the protection the columns (and the visits' copies steering their link) are decoded as if
+    # they were not sensitive; with it, they are not
+    for name in schema.tables:
+        pd.testing.assert_frame_equal(result.tables[name], plain.tables[name])
+    assert not result.tables["patients"]["smoker"].equals(protected.tables["patients"]["smoker"])
+    out = write_release(result, tmp_path / "out")
+    warning = (out / "WARNING-SENSITIVE-CHOICES.txt").read_text()
+    assert "patients sets protect_sensitive: false: its sensitive columns (bmi, smoker)" in warning
+    published = load_schema(out / "schema.yaml")
+    assert published["patients"].anonymize.protect_sensitive is False
+    assert published["patients"].sensitive == ("bmi", "smoker")  # the audit role is kept
+
+
+def test_protect_sensitive_is_refused_where_it_means_nothing(small_demo):
+    schema, _ = small_demo
+    with pytest.raises(SchemaError, match="protect_sensitive: false has no effect"):
+        with_methods(schema, doctors={"anonymize": {"method": "avatar", "protect_sensitive": False}})
+    with pytest.raises(SchemaError, match="protect_sensitive has no meaning for method 'keep'"):
+        with_methods(schema, hospitals={"anonymize": {"method": "keep", "protect_sensitive": False}})
 
 
 def test_release_refuses_to_overwrite_its_input(small_demo, tmp_path):

@@ -42,6 +42,7 @@ from relanon.multitable.pipeline import (
     deassociated_release,
     min_counts,
     resolved_k,
+    sensitive_choices,
     sensitive_columns,
     size_problems,
     table_seeds,
@@ -116,8 +117,7 @@ def run(client, schema: Schema, data, out, work, *, batch_size: int | None = Non
         link_reports += _links(client, schema, name, work, tables, released, generators[2], _seed_of(generators[2]),
                                block_size or BLOCK_CHILDREN, report)
         _anchor(client, schema, name, work, released, generators[3], report)
-    sensitive = [f"{r.child}.{r.column} -> {r.parent} used original_order: each anonymized {r.child} row keeps "
-                 f"the {r.parent} of its original record, which weakens privacy" for r in link_reports if r.sensitive]
+    sensitive = sensitive_choices(schema, link_reports)
     for message in sensitive:
         warnings.warn(message, SensitiveChoiceWarning, stacklevel=2)
     result = DistributedResult(

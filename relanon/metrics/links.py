@@ -67,9 +67,10 @@ def link_fidelity(schema: Schema, original, anonymized, link: Link, *, columns=N
     Returns
     -------
     Metric
-        ``link_fidelity``: value, target 0.85, noise floor (margin 0: a release passes at the floor,
-        since two halves differ more than the original and a release of its size); breakdown ``pairs`` (``"child ~ parent"`` ->
-        similarity), ``measures`` (which measure each pair used) and ``noise_floor``.
+        ``link_fidelity``: value, target 0.85 (NaN without target when no column pair is compared),
+        noise floor (margin 0: a release passes at the floor, since two halves differ more than the
+        original and a release of its size); breakdown ``pairs`` (``"child ~ parent"`` -> similarity),
+        ``measures`` (which measure each pair used) and ``noise_floor``.
 
     Examples
     --------
@@ -86,8 +87,9 @@ def link_fidelity(schema: Schema, original, anonymized, link: Link, *, columns=N
     pairs, measures = pair_similarities(o_child, o_parent, a_child, a_parent, types)
     value = float(np.mean(list(pairs.values()))) if pairs else float("nan")
     floor = halves_noise_floor(o_child, o_parent, o_groups, types, n_splits, random_state) if pairs else float("nan")
+    # no column on one side (a parent whose columns are all dropped): nothing to compare, nothing to fail
     return Metric(
-        "link_fidelity", value, LINK_FIDELITY_TARGET, HIGHER, DESCRIPTION,
+        "link_fidelity", value, LINK_FIDELITY_TARGET if pairs else None, HIGHER, DESCRIPTION,
         {"pairs": pairs, "measures": measures, "noise_floor": floor,
          "link": f"{link.child}.{link.column} -> {link.parent}"},
         floor=floor, margin=0.0,

@@ -45,7 +45,7 @@ ANCHOR_CHILDREN = True  # honour ``anchor: true`` links (switched off only to me
 
 
 class SensitiveChoiceWarning(UserWarning):
-    """A link keeps information that weakens privacy (``original_order`` matching)."""
+    """A choice weakens privacy (``original_order`` matching, ``protect_sensitive: false``)."""
 
 
 def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> AnonymizationResult:
@@ -100,12 +100,7 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
         if anchored(schema, releases[name]):
             with report.step(f"{name}: anchor on linked parents") as step:
                 step.detail = f"{anchor_on_parents(schema, name, releases, rng_anchor):,} rows re-drawn"
-    sensitive = [
-        f"{r.child}.{r.column} -> {r.parent} used original_order: each anonymized {r.child} row keeps "
-        f"the {r.parent} of its original record, which weakens privacy"
-        for r in link_reports
-        if r.sensitive
-    ]
+    sensitive = sensitive_choices(schema, link_reports)
     for message in sensitive:
         warnings.warn(message, SensitiveChoiceWarning, stacklevel=2)
     tables = {name: releases[name].frame for name in schema.tables}
@@ -208,12 +203,38 @@ def sensitive_columns(schema: Schema, name: str, types) -> list[str]:
     carrying its patient's ``smoker`` steered the link to a released patient with that value: inference
     of ``smoker`` from the patients' visits 0.26 on the demo, 0.03 with the copy decoded so). Copies
     from other parents (a prescription's visit) are left as they are: no attack reads that path, and
-    decoding them cost the prescriptions' ``drug`` 0.06 of Hellinger distance."""
+    decoding them cost the prescriptions' ``drug`` 0.06 of Hellinger distance. A table whose schema sets
+    ``anonymize: {protect_sensitive: false}`` has neither its own columns nor their copies decoded so
+    (:func:`unprotected_sensitive` says it in every output)."""
     internal = enrichment_names(schema, name)
+    own = set(schema[name].sensitive) if schema[name].anonymize.protect_sensitive else set()
     parents = {internal[("parent", link.column, column)]
-               for link in parent_links(schema, name) if schema[link.parent].individual
+               for link in parent_links(schema, name)
+               if schema[link.parent].individual and schema[link.parent].anonymize.protect_sensitive
                for column in schema[link.parent].sensitive if ("parent", link.column, column) in internal}
-    return [c for c in types if c in set(schema[name].sensitive) | parents]
+    return [c for c in types if c in own | parents]
+
+
+def unprotected_sensitive(schema: Schema) -> list[str]:
+    """The warnings of the tables whose sensitive columns are decoded like the others (``protect_sensitive:
+    false``): each avatar then carries the sensitive values of its own neighbours."""
+    return [
+        f"{name} sets protect_sensitive: false: its sensitive columns ({', '.join(table.sensitive)}) are copied "
+        f"from each avatar's own neighbours, so an attacker who knows a person's other columns can read her "
+        f"values in the release; run relanon assess before publishing"
+        for name, table in schema.tables.items()
+        if table.anonymize.method == "avatar" and not table.anonymize.protect_sensitive and table.sensitive
+    ]
+
+
+def sensitive_choices(schema: Schema, links) -> list[str]:
+    """Every choice of the run that weakens privacy, as the warnings to state in every output."""
+    return unprotected_sensitive(schema) + [
+        f"{r.child}.{r.column} -> {r.parent} used original_order: each anonymized {r.child} row keeps "
+        f"the {r.parent} of its original record, which weakens privacy"
+        for r in links
+        if r.sensitive
+    ]
 
 
 def parent_groups(schema: Schema, name: str, frame: pd.DataFrame) -> np.ndarray | None:

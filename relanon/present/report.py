@@ -3,7 +3,7 @@
 The page is for the people who decide whether a release goes out. It opens offline (inline CSS,
 pictures as base64 PNG data URIs, no script, no font, no link to fetch) and shows, top down:
 
-- a warning banner when a link used ``original_order`` matching, the least private method;
+- a warning banner listing the choices that weaken privacy (``original_order`` matching, ``protect_sensitive: false``);
 - the verdict, the privacy of every individual table in words, and the summary matrices as coloured
   grids (green: every metric of the scenario meets its target, red: one misses, grey: no scenario);
 - the links with the matching method each used, and the detailed metrics per table and scenario;

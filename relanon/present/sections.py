@@ -31,9 +31,8 @@ def sensitive_banner(evaluation) -> str:
     items = "".join(f"<li>{escape(choice)}</li>" for choice in evaluation.sensitive_choices)
     return (
         '<div class="banner" role="alert"><p><strong>Warning: this release made choices that weaken '
-        "privacy.</strong> With original_order matching, each anonymized child row keeps the parent of its "
-        "original record, so the links are those of the real data: the least private method. Check the "
-        f"privacy of the affected tables below before deciding.</p><ul>{items}</ul></div>"
+        "privacy.</strong> Each is listed below with what it lets a reader learn. Check the privacy (and, "
+        f"with relanon assess, the attacks) of the affected tables before deciding.</p><ul>{items}</ul></div>"
     )
 
 

@@ -86,6 +86,7 @@ class Anonymization:
     sensitive: tuple[str, ...] = ()
     l: int | None = None  # noqa: E741 - the letter of l-diversity
     allow_suppression: bool = False
+    protect_sensitive: bool = True  # avatar: decode the sensitive columns from look-alike donors
 
     @property
     def k_or_default(self) -> int | None:
@@ -221,6 +222,8 @@ def _anonymization_to_dict(a: Anonymization) -> dict:
         out["sensitive"] = a.sensitive[0] if a.method == "anatomize" else list(a.sensitive)
     if a.allow_suppression:
         out["allow_suppression"] = True
+    if not a.protect_sensitive:
+        out["protect_sensitive"] = False
     return out
 
 
@@ -356,6 +359,7 @@ def _build_anonymization(spec) -> Anonymization:
         sensitive=(sensitive,) if isinstance(sensitive, str) else _names(sensitive),
         l=integer("l"),
         allow_suppression=bool(spec.get("allow_suppression", False)),
+        protect_sensitive=spec.get("protect_sensitive") is not False,
     )
 
 

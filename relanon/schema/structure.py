@@ -134,7 +134,7 @@ def _method_problems(table: Table) -> list[Problem]:
     if a.method not in METHODS:
         return problems  # already reported by the JSON Schema
     allowed = {
-        "avatar": {"k", "ncp"},
+        "avatar": {"k", "ncp", "protect_sensitive"},
         "keep": set(),
         "anatomize": {"sensitive", "l", "allow_suppression"},
         "bucketize": {"sensitive", "k"},
@@ -147,6 +147,7 @@ def _method_problems(table: Table) -> list[Problem]:
             ("l", a.l),
             ("sensitive", a.sensitive or None),
             ("allow_suppression", a.allow_suppression or None),
+            ("protect_sensitive", None if a.protect_sensitive else False),
         )
         if value is not None
     }
@@ -160,6 +161,9 @@ def _method_problems(table: Table) -> list[Problem]:
         )
     if a.method == "avatar" and a.k is not None and a.k < 2:
         problems.append(Problem(f"anonymize.k must be at least 2 for the avatar method, got {a.k}", table.name))
+    if a.method == "avatar" and not a.protect_sensitive and not table.sensitive:
+        problems.append(Problem("anonymize.protect_sensitive: false has no effect: the table declares no sensitive "
+                                "columns; remove it", table.name))
     if a.method != "avatar":
         problems += [Problem(f"min_count has no meaning for method {a.method!r} (it releases values as they are); "
                              "remove it", table.name, c.name) for c in table.columns if c.min_count is not None]

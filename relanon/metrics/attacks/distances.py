@@ -10,7 +10,8 @@ they live where the originals are dense. With a control group, the reference com
   same population; 100 % is a copy. Target: below 55 %.
 - ``distance_to_closest`` (DCR): the median distance from an avatar to the closest training person,
   against the same median for the control people (each a stranger to the training people).
-  Target: at least 90 % of the control's.
+  Target: at least 90 % of the control's; none when the control's is 0 (half the strangers have an
+  identical twin in the data: many identical rows), where a distance of 0 says nothing.
 - ``closest_distances_ratio`` (NNDR): the median ratio of the distances to the two closest training
   people, against the control people's. Target: at least 90 % of the control's.
 
@@ -77,9 +78,12 @@ def reference_distances(training: pd.DataFrame, control: pd.DataFrame, release: 
                "Share of avatars closer to a person of the data than to a person of the same population "
                "left out of it (equal numbers of each): about 50 % means no memorization, 100 % a copy.",
                {**sizes, "training_subsample": int(len(sub))}),
-        Metric("distance_to_closest", dcr, RELATIVE_TARGET * control_dcr, HIGHER,
+        # strangers at distance 0 (half the control people have an identical twin among the training
+        # people): avatars at 0 tell nothing either, the measure has no target then
+        Metric("distance_to_closest", dcr, RELATIVE_TARGET * control_dcr if control_dcr > 0 else None, HIGHER,
                "Median distance from an avatar to the closest person of the data; its target is 90 % of the same "
-               "median for people left out of the data (strangers to it).",
+               "median for people left out of the data (strangers to it), none when that median is 0 (rows "
+               "repeated in the data).",
                {**sizes, "control_value": control_dcr, "ratio_to_control": _ratio(dcr, control_dcr)}),
         Metric("closest_distances_ratio", nndr, RELATIVE_TARGET * control_nndr, HIGHER,
                "Median ratio of an avatar's distances to its closest and second closest people of the data; its "

@@ -6,7 +6,9 @@ seeded) and reads its value of the ``secret`` column (anonymeter's method). A gu
 is right when:
 
 - categorical or boolean secret: it is the true value (a missing value guessed missing is right);
-- continuous or integer secret: ``|guess - truth| <= tolerance * |truth|`` (5 % by default);
+- continuous or integer secret: ``|guess - truth| <= tolerance * min(|truth|, span)`` (5 % by default):
+  anonymeter's relative tolerance, except for numbers far from zero compared with their range (a
+  year of construction: 5 % of 2004 is a century, every guess would be right);
 - datetime secret: ``|guess - truth| <= tolerance * span`` with ``span`` the range of the column
   (a date has no natural zero to be relative to).
 
@@ -106,7 +108,8 @@ def right_guesses(coded: CodedFrames, secret: int, guess: np.ndarray, truth: np.
         close = guess == truth
     else:
         kind = coded.types[coded.columns[secret]]
-        allowed = tolerance * (coded.spans[secret] if kind == "datetime" else np.abs(truth))
+        span = coded.spans[secret]
+        allowed = tolerance * (span if kind == "datetime" else np.minimum(np.abs(truth), span))
         with np.errstate(invalid="ignore"):
             close = np.abs(guess - truth) <= allowed
     return both | (~one & close)
