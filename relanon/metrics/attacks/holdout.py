@@ -5,6 +5,16 @@ row descending from them (a patient leaves with her visits and their prescriptio
 database is what remains: the rows descending from no control person; it keeps its referential
 integrity, since only descendants are removed with their ancestors.
 
+The control people are drawn *balanced* (:func:`balanced_choice`): each class of the table's
+quasi-identifiers keeps its share in both parts, within one person. A simple random draw left the
+demo's 200 doctors with 4 training and 14 control psychiatrists on one seed: the release, made from
+100 doctors, cannot keep a specialty that 4 of them hold (fewer than ``min_count``, and too few
+for an avatar to draw), so every control psychiatrist was guessed wrong while the training ones,
+fewer, were not attacked on a specialty the release lacks. The risk then measured the luck of the
+split (inference of the doctors' most frequent visit reason 0.05 to 0.40 over four seeds), not what
+the release tells about its own people; a release that knows no one (a fresh sample of the
+population, without the categories fewer than 10 training people hold) showed risks of 0.06 to 0.24.
+
 The control people are attacked through the views of their table (its children's aggregates, its
 parents' columns), which must be built as the training people's are. A training patient whose
 visit was with a control doctor lost that visit with the doctor; so a control patient's views are
@@ -22,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.errors import ParameterError
+from relanon.common.exact import exact_codes
 from relanon.schema.graph import child_links, topological_order
 from relanon.schema.model import Schema
 
@@ -95,7 +106,7 @@ def split_database(schema: Schema, database: Mapping[str, pd.DataFrame], *, hold
             continue
         rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(zlib.crc32(table.name.encode()),)))
         mask = np.zeros(n, dtype=bool)
-        mask[rng.choice(n, size=n_control, replace=False)] = True
+        mask[balanced_choice(database[table.name], balanced_columns(table), n_control, rng)] = True
         held[table.name] = _descendants(schema, database, table.name, mask)
         sizes[table.name] = (n - n_control, n_control)
     training = {name: _keep(database[name], ~_any(held, name, database)) for name in schema.tables}
@@ -106,6 +117,39 @@ def split_database(schema: Schema, database: Mapping[str, pd.DataFrame], *, hold
         kept = ~_any(others, name, database)
         control_rows[name] = np.flatnonzero(masks[name][kept])
     return Holdout(training, control, control_rows, sizes, notes)
+
+
+def balanced_columns(table) -> list[str]:
+    """The columns whose values the control people share with the training people in equal proportions:
+    the table's quasi-identifiers, or, when it declares none, its categorical and boolean columns."""
+    if table.quasi_identifiers:
+        return list(table.quasi_identifiers)
+    return [c.name for c in table.released_columns if c.type in ("categorical", "boolean")]
+
+
+def balanced_choice(frame: pd.DataFrame, columns, size: int, rng: np.random.Generator) -> np.ndarray:
+    """``size`` rows of ``frame`` drawn at random, as evenly spread over the values of ``columns`` as can be.
+
+    The rows are ordered by ``columns`` (lexicographically, missing values last, ties in a random
+    order) and every ``len(frame) / size``-th row is taken from a random start (systematic sampling):
+    each class of the columns' values keeps its share in the sample, within one row. Without
+    columns, a simple random sample.
+
+    Examples
+    --------
+    >>> people = pd.DataFrame({"job": ["nurse"] * 4 + ["judge"] * 2})
+    >>> chosen = balanced_choice(people, ["job"], 3, np.random.default_rng(0))
+    >>> people["job"].iloc[chosen].value_counts().to_dict()
+    {'nurse': 2, 'judge': 1}
+    """
+    n = len(frame)
+    order = rng.permutation(n)
+    keys = [exact_codes(frame[c].iloc[order].reset_index(drop=True), sort=True)[0] for c in reversed(columns)]
+    if keys:
+        order = order[np.lexsort(keys)]
+    start = rng.random()
+    picks = np.floor((np.arange(size) + start) * n / size).astype(np.int64)
+    return np.sort(order[np.minimum(picks, n - 1)])
 
 
 def _descendants(schema: Schema, database, table: str, mask: np.ndarray) -> dict[str, np.ndarray]:
