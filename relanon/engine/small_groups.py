@@ -21,7 +21,7 @@ gives back the spread that mixing neighbours takes away.
 
 from __future__ import annotations
 
-from itertools import combinations, permutations
+from itertools import combinations
 from typing import NamedTuple
 
 import numpy as np
@@ -35,6 +35,8 @@ SHIFT_SCALE = 1.0
 # Fewest records that must hold the whole tuple of an avatar's categorical values, and each pair of
 # them, for the tuple to be released.
 COMBINATION_HOLDERS = 2
+# Records read to rule out most pairs of columns before an order is checked on every record.
+ORDER_SAMPLE = 10_000
 
 
 class Shifts(NamedTuple):
@@ -143,10 +145,23 @@ def ordered_columns(records: dict) -> set:
     >>> sorted(ordered_columns(records))
     ['first', 'last']
     """
+    names = list(records)
+    n = len(records[names[0]]) if names else 0
+    # a pair reversed in an evenly spaced sample of the records is not an order: only the pairs the sample
+    # keeps are read in full (a table of 100 numeric columns has 9,900 pairs)
+    sample = np.column_stack([records[c][:: max(1, n // ORDER_SAMPLE)] for c in names]) if n else None
     out = set()
-    for a, b in permutations(records, 2):
-        x, y = records[a], records[b]
-        both = ~np.isnan(x) & ~np.isnan(y)
-        if both.any() and (x[both] <= y[both]).all() and np.nanmax(x) > np.nanmin(y):
-            out |= {a, b}
+    for i, a in enumerate(names):
+        if sample is None:
+            break
+        with np.errstate(invalid="ignore"):
+            kept = ~(sample < sample[:, [i]]).any(axis=0)
+        for j in np.flatnonzero(kept):
+            b = names[j]
+            if b == a:
+                continue
+            x, y = records[a], records[b]
+            both = ~np.isnan(x) & ~np.isnan(y)
+            if both.any() and (x[both] <= y[both]).all() and np.nanmax(x) > np.nanmin(y):
+                out |= {a, b}
     return out
