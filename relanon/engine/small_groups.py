@@ -147,13 +147,13 @@ def ordered_columns(records: dict) -> set:
     """
     names = list(records)
     n = len(records[names[0]]) if names else 0
+    if not n:
+        return set()
     # a pair reversed in an evenly spaced sample of the records is not an order: only the pairs the sample
     # keeps are read in full (a table of 100 numeric columns has 9,900 pairs)
-    sample = np.column_stack([records[c][:: max(1, n // ORDER_SAMPLE)] for c in names]) if n else None
+    sample = np.column_stack([records[c][:: max(1, n // ORDER_SAMPLE)] for c in names])
     out = set()
     for i, a in enumerate(names):
-        if sample is None:
-            break
         with np.errstate(invalid="ignore"):
             kept = ~(sample < sample[:, [i]]).any(axis=0)
         for j in np.flatnonzero(kept):
