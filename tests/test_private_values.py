@@ -352,6 +352,14 @@ def test_numbers_bound_by_an_order_are_not_shifted(monkeypatch):
     assert (shifted["first"] > shifted["last"]).mean() > 0.02  # measured 0.04: the test can fail
 
 
+def test_a_column_with_min_count_1_is_not_shifted():
+    table = small_groups_people(1000, 5)
+    types = {"town": "categorical", "sex": "categorical", "age": "integer", "income": "continuous"}
+    one = avatarize(table, types, k=5, random_state=3, min_counts={"age": 1}).avatars
+    unshifted = avatarize(table, types, k=5, random_state=3, min_counts={"age": 1}, shift_numbers=False).avatars
+    assert one["age"].equals(unshifted["age"]) and not one["income"].equals(unshifted["income"])
+
+
 def test_the_numbers_of_a_table_with_anchored_children_are_not_shifted():
     assert small_group_rules(datasets.careers_schema(), "people") == {"small_groups": True, "shift_numbers": False}
     assert small_group_rules(datasets.hospital_schema(), "patients") == {"small_groups": True, "shift_numbers": True}
