@@ -223,10 +223,15 @@ def test_splits_and_secrets_of_a_view(demo):
 
 
 def _people_and_children(n=600, seed=0):
-    """People whose children share a value unique to each person (what original_order keeps together)."""
+    """People whose children share a value unique to each person (what original_order keeps together).
+
+    Each person's town is shared by ten people: an avatar copies its drawn neighbour's town (with k = 2,
+    often the person's own), while its numbers are shifted by their group's spread (the small-group rule),
+    so the town is what a leaky link gives away with the children."""
     rng = np.random.default_rng(seed)
+    towns = rng.permutation(np.repeat([f"T{i:03d}" for i in range(-(-n // 10))], 10)[:n])
     people = pd.DataFrame({"person_id": np.arange(n), "x1": rng.uniform(0, 100, n).round(1),
-                           "x2": rng.uniform(0, 100, n).round(1), "sex": rng.choice(["F", "M"], n),
+                           "town": towns, "sex": rng.choice(["F", "M"], n),
                            "smoker": rng.choice(["yes", "no"], n)})
     counts = rng.integers(1, 9, n)
     owner = np.repeat(np.arange(n), counts)
@@ -239,7 +244,8 @@ def _schema(method="avatar", link="linear_sum", k=10):
     return load_schema({"relanon": 1, "tables": {
         "people": {"primary_key": "person_id", "individual": True, "quasi_identifiers": ["sex"],
                    "sensitive": ["smoker"],
-                   "columns": {"x1": "continuous", "x2": "continuous", "sex": "categorical", "smoker": "categorical"},
+                   "columns": {"x1": "continuous", "town": "categorical", "sex": "categorical",
+                               "smoker": "categorical"},
                    "anonymize": {"method": method, **({"k": k} if method == "avatar" else {})}},
         "children": {"primary_key": "child_id", "columns": {"z": "continuous"}, "anonymize": {"k": k},
                      "foreign_keys": [{"column": "person_id", "references": "people", "link": link}]}}})

@@ -10,7 +10,7 @@ reaches the release).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -45,6 +45,7 @@ class BatchJob:
     sensitive: tuple = ()  # columns decoded leaving the column out
     value_counts: dict | None = None  # the whole table's value counts, for the rule (relanon.distributed.rare_values)
     extremes: dict | None = None  # the whole table's min_count-th smallest and largest numbers, likewise
+    small_groups: dict = field(default_factory=dict)  # relanon.multitable.pipeline.small_group_rules
 
 
 def avatarize_batches(client, job: BatchJob, work, offsets, generators, key_generators) -> list[dict]:
@@ -70,7 +71,7 @@ def _avatarize(job: BatchJob, path, directory, batch: int, offset: int, rng, key
         result = avatarize(enriched, job.types, k=job.k, ncp=table.anonymize.ncp, weights=job.weights, random_state=rng,
                            name=table.name, drawn=list(job.drawn), space=job.space, min_counts=job.min_counts,
                            sensitive=list(job.sensitive), groups=job_groups(job, frame), value_counts=job.value_counts,
-                           extremes=job.extremes)
+                           extremes=job.extremes, **job.small_groups)
         avatars, pairing, ncp = result.avatars.reset_index(drop=True), np.asarray(result.pairing), result.ncp
     source_keys = frame[table.primary_key].to_numpy()[pairing]
     out = avatars.copy()

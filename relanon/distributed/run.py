@@ -45,6 +45,7 @@ from relanon.multitable.pipeline import (
     sensitive_choices,
     sensitive_columns,
     size_problems,
+    small_group_rules,
     table_seeds,
 )
 from relanon.multitable.release import release_files
@@ -170,7 +171,7 @@ def _avatar_table(client, schema, name, tables, released, work, generators, repo
     job = batches_out.BatchJob(table, spec.types, spec.weights, k, tuple(spec.counts), space, shape,
                                source.dtypes[table.primary_key], source.rows, fks, thresholds,
                                tuple(sensitive_columns(schema, name, spec.types)), facts.value_counts or None,
-                               facts.extremes or None)
+                               facts.extremes or None, small_group_rules(schema, name))
     if many:
         avatar_rngs = [partition_generator(_seed_of(generators[0]), "avatars", b) for b in range(source.n_batches)]
         key_rngs = [partition_generator(_seed_of(generators[1]), "keys", b) for b in range(source.n_batches)]

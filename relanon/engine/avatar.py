@@ -27,6 +27,13 @@ from relanon.engine.private_values import (
     min_count_thresholds,
     sensitive_donors,
 )
+from relanon.engine.small_groups import (
+    Shifts,
+    ordered_columns,
+    rare_combination_records,
+    shifted,
+    small_group_shifts,
+)
 from relanon.schema import vocabulary
 
 logger = logging.getLogger(__name__)
@@ -65,7 +72,8 @@ class AvatarResult(_Avatars):
 
 def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | str | None = None, weights=None,
               random_state=None, name: str = "table", drawn=(), space: FactorSpace | None = None, min_counts=None,
-              sensitive=(), groups=None, value_counts=None, extremes=None) -> AvatarResult:
+              sensitive=(), groups=None, value_counts=None, extremes=None, small_groups: bool = True,
+              shift_numbers: bool = True) -> AvatarResult:
     """Replace every record of ``table`` by an avatar (Guillaudeux et al., 2023).
 
     1. The columns are projected in a :class:`~relanon.engine.factor_space.FactorSpace` fitted on the table
@@ -130,6 +138,19 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
         Likewise, per numeric column, the ``min_count``-th smallest and largest present values of the
         whole table (:func:`relanon.engine.private_values.extreme_bounds`): the column's avatars are
         kept between them. Other columns are bounded by ``table``'s own values.
+    small_groups : bool, default True
+        With the rare-value rule: each avatar's numbers get a random shift of its group's spread (except
+        numbers bound by an order to another column, such as a span's first and last years), and a tuple
+        of categorical values (or a pair of them) held by one record is never drawn
+        (:mod:`relanon.engine.small_groups`). The multi-table run turns it on for the individual tables
+        (people), whose records the attacks single out, and off below them (a visit's cost keeps its
+        relation with the doctor's specialty). A batch of a larger table (``value_counts`` given) is
+        shifted within the batch and skips the tuple rule (its combinations would be counted in the batch).
+    shift_numbers : bool, default True
+        With ``small_groups``: whether the numbers are shifted (the tuple rule applies either way). The
+        multi-table run turns it off for a table whose children are anchored to it (``anchor: true``):
+        a shifted person is a point no record is near, and her children, re-drawn from the children of
+        the persons nearest to her, no longer fit her span.
 
     Returns
     -------
@@ -159,8 +180,9 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     check_columns_present(table, types, name)
     n = len(table)
     _check_k(k, n, name)
-    # a fifth stream for the sensitive donors: spawn(5) gives the same first four streams as spawn(4)
-    space_rng, weight_rng, draw_rng, shuffle_rng, donor_rng = np.random.default_rng(random_state).spawn(5)
+    # a fifth stream for the sensitive donors, a sixth for the shifts: spawn(6) gives the same first
+    # streams as spawn(4) and spawn(5)
+    space_rng, weight_rng, draw_rng, shuffle_rng, donor_rng, shift_rng = np.random.default_rng(random_state).spawn(6)
 
     logger.info("avatarizing table %r: %d rows, %d columns, k=%d", name, n, len(types), k)
     if space is None:
@@ -183,6 +205,10 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     if thresholds:
         others = [c for c in categorical if c not in sensitive]
         frequent, relaxed = frequent_records(table, others, thresholds, value_counts), dict(thresholds)
+        if small_groups and not value_counts:
+            # a batch of a larger table (value counts given) would count its combinations in the batch alone:
+            # the rule is left to one-machine runs
+            frequent &= ~rare_combination_records(table, [c for c in others if thresholds[c] > 1])
         while not frequent.any() and max(relaxed.values(), default=1) > 1:
             # a small table where every record holds a rare value (20 doctors of 10 specialties): the
             # counts are halved until some records qualify, rather than giving up the rule
@@ -196,27 +222,36 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
         draw_cumulative = np.cumsum(draw_weights, axis=1)
         draw_cumulative[:, -1] = 1.0
     chosen = _draw(draw_indices, draw_cumulative, draw_rng)
+    # the released numbers about people (the rule's counts above 1) spread like their group's, except those
+    # bound by an order to another column (a span: its shift could reverse it or leave its children outside)
+    released = [c for c in types if thresholds.get(c, 1) > 1] if small_groups else []
+    spread = _spread_columns(table, types, space, released, drawn, name) if shift_numbers else []
+    shifts = (small_group_shifts(table, [c for c in categorical if c in released and c not in sensitive], chosen,
+                                 shift_rng) if spread else None)
     out = {}
     for column in (c for c in table.columns if c in types):
         stats = space.statistics_[column]
         if types[column] in NUMERIC_KINDS and column not in drawn and not stats.categorical_like:
-            out[column] = _numeric_avatar(table[column], neighbours.indices, weights_, chosen, stats, name)
+            out[column] = _numeric_avatar(table[column], neighbours.indices, weights_, chosen, stats, name,
+                                          shifts if column in spread else None)
             if thresholds:
                 out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
         else:
             out[column] = table[column].take(chosen).reset_index(drop=True)
     if sensitive:
         out.update(_sensitive_part(table, pd.DataFrame(out), space, chosen, sensitive, categorical, thresholds,
-                                   k, donor_rng, name, groups, value_counts, extremes))
+                                   k, donor_rng, name, groups, value_counts, extremes,
+                                   shifts, spread))
     pairing = shuffle_rng.permutation(n)
     avatars = pd.DataFrame(out).take(pairing).reset_index(drop=True)
     return AvatarResult(avatars, pairing.astype(np.int64), ncp=space.n_components_)
 
 
 def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thresholds, k, rng, name, groups,
-                    value_counts, extremes) -> dict:
+                    value_counts, extremes, shifts, spread) -> dict:
     """The sensitive columns of the avatars, from their donors, numbers kept within their bounds (the whole
-    table's counts and bounds when given: a batch of the Dask engine)."""
+    table's counts and bounds when given: a batch of the Dask engine); the numbers of ``spread`` shifted like
+    their small group's (:mod:`relanon.engine.small_groups`)."""
     eligible = (frequent_records(table, [c for c in categorical if c in sensitive], thresholds, value_counts)
                 if thresholds else None)
     holders = max((thresholds.get(c, 1) for c in sensitive), default=1)
@@ -233,8 +268,10 @@ def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thres
         if column in categorical:
             out[column] = table[column].take(found.donors).reset_index(drop=True)
         else:
-            out[column] = _finished(found.numbers[column], np.isnan(numbers[column][found.pulled]),
-                                    space.statistics_[column])
+            mean = found.numbers[column]
+            if column in spread:
+                mean = _spread_like_group(numbers[column], mean, shifts)
+            out[column] = _finished(mean, np.isnan(numbers[column][found.pulled]), space.statistics_[column])
             if thresholds:
                 out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
     return out
@@ -359,9 +396,10 @@ def _draw(indices: np.ndarray, cumulative: np.ndarray, rng: np.random.Generator)
     return indices[np.arange(len(indices)), picked]
 
 
-def _numeric_avatar(series, indices, weights, chosen, stats, table) -> pd.Series:
+def _numeric_avatar(series, indices, weights, chosen, stats, table, shifts: Shifts | None = None) -> pd.Series:
     """Weighted mean of the neighbours' present values moved half-way to the drawn neighbour's value,
-    on the column's support; missing where the drawn neighbour's value is.
+    on the column's support; missing where the drawn neighbour's value is; with ``shifts``, shifted like
+    the avatar's small group (:mod:`relanon.engine.small_groups`).
 
     The weighted mean alone shrinks the column's spread (standard deviations 0.56 to 0.70 of the
     original's on the demo's hospital beds, doctors' ages and visit dates): a mean of ``k`` values
@@ -373,7 +411,34 @@ def _numeric_avatar(series, indices, weights, chosen, stats, table) -> pd.Series
     dates at ``SPREAD = 0.5``) and ties the numbers to the categories they come with.
     """
     values = numeric_values(series, stats.kind, table=table)
-    return _finished(mixed_numbers(values, indices, weights, values[chosen]), np.isnan(values[chosen]), stats)
+    mean = mixed_numbers(values, indices, weights, values[chosen])
+    if shifts is not None:
+        mean = _spread_like_group(values, mean, shifts)
+    return _finished(mean, np.isnan(values[chosen]), stats)
+
+
+def _spread_columns(table: pd.DataFrame, types: dict, space: FactorSpace, released, drawn, name: str) -> list:
+    """The numeric columns of ``released`` whose avatars get their small group's shift: not drawn (numbers
+    of children), not decoded as categories, not bound by an order to another such column
+    (:func:`relanon.engine.small_groups.ordered_columns`)."""
+    numeric = {c: space.statistics_[c].kind for c in types if types[c] in NUMERIC_KINDS and c not in drawn
+               and not space.statistics_[c].categorical_like}
+    candidates = [c for c in released if c in numeric]
+    if not candidates:
+        return []
+    ordered = ordered_columns({c: numeric_values(table[c], kind, table=name) for c, kind in numeric.items()})
+    return [c for c in candidates if c not in ordered]
+
+
+def _spread_like_group(values: np.ndarray, mean: np.ndarray, shifts: Shifts) -> np.ndarray:
+    """Mixed numbers with their small group's shifts (:mod:`relanon.engine.small_groups`), the moved ones
+    kept within the column's range (the others stay between their neighbours' values)."""
+    mean, moved = shifted(values, mean, shifts)
+    present = values[~np.isnan(values)]
+    if len(present):
+        with np.errstate(invalid="ignore"):
+            mean = np.where(moved, np.clip(mean, present.min(), present.max()), mean)
+    return mean
 
 
 def _finished(mean: np.ndarray, missing: np.ndarray, stats) -> pd.Series:

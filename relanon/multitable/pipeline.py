@@ -237,6 +237,14 @@ def sensitive_choices(schema: Schema, links) -> list[str]:
     ]
 
 
+def small_group_rules(schema: Schema, name: str) -> dict:
+    """The small-group rules of :func:`relanon.engine.avatar.avatarize` for table ``name``: on for the
+    individual tables, their numbers left unshifted when children are anchored to them."""
+    individual = schema[name].individual
+    anchored_below = any(fk.anchor for child in schema for fk in child.foreign_keys if fk.references == name)
+    return {"small_groups": individual, "shift_numbers": individual and not anchored_below}
+
+
 def parent_groups(schema: Schema, name: str, frame: pd.DataFrame) -> np.ndarray | None:
     """Each row's parents as codes (one column per foreign key, -1 for none), or None without parents."""
     return parent_codes(frame, [link.column for link in parent_links(schema, name)])
@@ -368,6 +376,7 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
                 enriched, types, k=k, ncp=table.anonymize.ncp, weights=weights, random_state=rng_avatar,
                 name=table.name, drawn=counts, min_counts=min_counts(schema, table.name, k, types),
                 sensitive=sensitive_columns(schema, table.name, types), groups=parent_groups(schema, table.name, frame),
+                **small_group_rules(schema, table.name),
             )
             avatars, pairing = result.avatars, np.asarray(result.pairing)
             ncp = getattr(result, "ncp", table.anonymize.ncp)
