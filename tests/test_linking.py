@@ -183,9 +183,8 @@ def test_linear_sum_reaches_the_exact_optimum_on_small_instances(seed):
 @pytest.mark.parametrize("seed", range(3))
 def test_blocked_path_stays_close_to_the_optimum(seed):
     # blocks of 300 to 600 children on an instance small enough to solve exactly. Measured on
-    # seeds 0-2: 0.39 %, 1.36 %, 0.26 % above the optimum with the default 6 repair passes (0.55 %,
-    # 1.01 %, 0.27 % when the repair groups were cut by the children alone); 12.2 %, 14.1 %, 9.1 %
-    # with none.
+    # seeds 0-2: 0.55 %, 1.01 %, 0.27 % above the optimum with the default 6 repair passes;
+    # 12.2 %, 14.1 %, 9.1 % with none.
     children, parents, counts = clustered(3000, seed)
     repaired = match_linear_sum(children, parents, counts, random_state=0, **BLOCKED)
     raw = match_linear_sum(children, parents, counts, random_state=0, repair_passes=0, **BLOCKED)
@@ -205,13 +204,17 @@ def test_each_repair_pass_never_raises_the_total():
     assert totals == sorted(totals, reverse=True)
 
 
-def test_repair_groups_follow_the_midpoints_between_children_and_their_slots():
+def test_large_links_repair_groups_follow_the_midpoints_between_children_and_their_slots():
     # four children at the same place, two holding slots at 0 and two at 10: a group of two must
     # hold two children whose slots lie together (cut by the children alone, any split is possible)
     children = np.zeros((4, 1))
     held = np.array([[10.0], [0.0], [10.0], [0.0]])
-    groups = linking._repair_groups(children, held, 2, np.random.default_rng(0))
+    groups = linking._repair_groups(children, held, 2, np.random.default_rng(0), by_midpoint=True)
     assert sorted(sorted(g.tolist()) for g in groups) == [[0, 2], [1, 3]]
+    # by position (links of up to 200,000 children), the slots play no part
+    children = np.array([[0.0], [1.0], [2.0], [3.0]])
+    groups = linking._repair_groups(children, held, 2, np.random.default_rng(0), by_midpoint=False)
+    assert sorted(sorted(g.tolist()) for g in groups) == [[0, 1], [2, 3]]
 
 
 # --------------------------------------------------------------------------- linear_sum: edge cases

@@ -18,9 +18,9 @@ and children are assigned one-to-one to slots:
   the dense distance matrix (cubic time, quadratic memory: about 0.5 s at 2,000 children);
 - beyond, children and slots are cut together into balanced spatial blocks (recursive median
   bisection, as many slots as children in every block), each block is solved exactly, and then,
-  ``repair_passes`` times, the children are regrouped along randomly rotated cuts of the midpoints
-  between each child and the slot it holds, and each group is re-solved exactly with the slots its
-  members hold, which never raises the total. Blocks are solved on every core (the solver releases
+  ``repair_passes`` times, the children are regrouped along randomly rotated cuts (of their
+  positions, or above 200,000 children of the midpoints between each child and the slot it holds),
+  and each group is re-solved exactly with the slots its members hold, which never raises the total. Blocks are solved on every core (the solver releases
   the GIL).
 
 Why not the sparse matching (``scipy.sparse.csgraph.min_weight_full_bipartite_matching`` on a
@@ -412,8 +412,8 @@ def _solve_blocked(children, slot_points, block_size, repair_passes, workers, rn
 
     Children and slots are cut together by recursive median bisection, so every block holds as
     many slots as children and the first assignment is feasible. Each repair regroups the children
-    (:func:`_repair_groups`: by the midpoints between them and their slots, along a randomly rotated
-    cut) and re-solves every group exactly with the slots its members
+    (:func:`_repair_groups`: along a randomly rotated cut, by the midpoints between them and their
+    slots above :data:`_LARGE` children) and re-solves every group exactly with the slots its members
     hold: the current assignment is one of the candidates, so the total never rises, and children
     left on the wrong side of a first-pass border find their parent in a later group.
     ``report(done, total)`` is called as groups are solved (every pass cuts as many groups).
@@ -423,8 +423,9 @@ def _solve_blocked(children, slot_points, block_size, repair_passes, workers, rn
     total = len(blocks) * (1 + repair_passes)
     done = _solve_groups(children, slot_points, [m for m, _ in blocks], [s for _, s in blocks], slot, workers,
                          lambda n: report(n, total))
+    by_midpoint = len(children) > _LARGE
     for _ in range(repair_passes):
-        groups = _repair_groups(children, slot_points[slot], block_size, rng)
+        groups = _repair_groups(children, slot_points[slot], block_size, rng, by_midpoint=by_midpoint)
         done += _solve_groups(children, slot_points, groups, [slot[members] for members in groups], slot, workers,
                               lambda n, offset=done: report(offset + n, total))
     return slot
@@ -462,17 +463,21 @@ def _counted(results, solved_so_far) -> list:
     return out
 
 
-def _repair_groups(children, held, size, rng) -> list:
-    """The groups of one repair pass: children cut by the midpoint of each child and the slot it holds
-    (``children + held``, twice the midpoint), along a randomly rotated cut.
+def _repair_groups(children, held, size, rng, *, by_midpoint: bool) -> list:
+    """The groups of one repair pass, cut along a randomly rotated cut: of the children's positions, or
+    ``by_midpoint``, of the midpoints between each child and the slot it holds (``children + held``).
 
-    Children near each other whose slots also lie near each other are regrouped together, so that chains
-    of exchanges along the direction the children must travel fall in one group. Measured against
-    grouping by the children's position alone, on the 10x demo's two large links (297,535 and 495,769
-    children) a pass lowers the total two to three times as much for the same time, and the gap to the
-    exact optimum on the benchmark's 8,000-child instances falls from 0.86 % to 0.67 % (mean of 3 seeds).
+    By midpoint, children near each other whose slots also lie near each other are regrouped together,
+    so that chains of exchanges along the direction the children must travel fall in one group: on the
+    10x demo's two large links (297,535 and 495,769 children, small blocks) a pass lowers the total two
+    to three times as much as a pass by position, for the same time. Links of up to
+    :data:`_LARGE` children keep the groups by position, and so their releases are unchanged: there the
+    gain is smaller and mixed (on the benchmark's 8,000-child instances the gap to the exact optimum
+    falls from 0.86 % to 0.67 %, mean of 3 seeds; on one 3,000-child test instance it rises from 1.01 %
+    to 1.36 %), and the demo's metrics moved both ways within their noise.
     """
-    return _balanced_blocks(children + held, max_size=size, rotation=_random_rotation(children.shape[1], rng))
+    points = children + held if by_midpoint else children
+    return _balanced_blocks(points, max_size=size, rotation=_random_rotation(children.shape[1], rng))
 
 
 def _random_rotation(d: int, rng) -> np.ndarray:
@@ -604,8 +609,8 @@ def repair_assignment(child_coords, slot_coords, slot, *, passes: int, block_siz
     """Improve an assignment of children to slots by exact re-solves along rotated cuts.
 
     The repair passes of :func:`match_linear_sum`, from a given assignment: each pass regroups the
-    children by the midpoints between them and their slots, along a randomly rotated cut (groups of
-    ``block_size``, default 500), and re-solves each
+    children along a randomly rotated cut (by the midpoints between them and their slots above
+    200,000 children; groups of ``block_size``, default 500), and re-solves each
     group exactly with the slots its members hold, which never raises the total distance. The Dask
     engine repairs the borders between its blocks this way.
 
@@ -632,6 +637,6 @@ def repair_assignment(child_coords, slot_coords, slot, *, passes: int, block_siz
     size = optional_count(block_size, "block_size", minimum=2) or _BLOCK_SIZE[len(children) > _LARGE]
     workers = worker_count(n_jobs)
     for _ in range(as_count(passes, "passes")):
-        groups = _repair_groups(children, slots[slot], size, rng)
+        groups = _repair_groups(children, slots[slot], size, rng, by_midpoint=len(children) > _LARGE)
         _solve_groups(children, slots, groups, [slot[members] for members in groups], slot, workers)
     return slot
