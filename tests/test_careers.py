@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from relanon import anonymize
+from relanon import anonymize, load_schema
 from relanon.common.errors import ParameterError
 from relanon.datasets import careers, careers_schema, careers_sizes, careers_violations
 from relanon.multitable import anchoring, pipeline
@@ -83,3 +85,18 @@ def test_a_child_whose_donors_do_not_surround_its_parent_is_redrawn_among_more_d
     assert repaired > 1
     assert ((years[repaired] >= 2010) & (years[repaired] <= 2015)).all()
     assert (years[1] < 2010).mean() > 0.5  # measured: 16 of 20 without the second search
+
+
+def test_an_anchored_child_table_of_constant_columns_is_released():
+    # its avatars live in no axis (release ncp 0): the anchoring searches its donors in one
+    rng = np.random.default_rng(0)
+    people = pd.DataFrame({"pid": range(40), "age": rng.integers(20, 80, 40), "sex": rng.choice(["F", "M"], 40)})
+    kids = pd.DataFrame({"kid": range(80), "pid": np.repeat(range(40), 2), "y": 3})
+    schema = load_schema({"relanon": 1, "tables": {
+        "people": {"primary_key": "pid", "columns": {"age": "integer", "sex": "categorical"}, "anonymize": {"k": 5}},
+        "kids": {"primary_key": "kid", "columns": {"y": "integer"}, "anonymize": {"k": 5},
+                 "foreign_keys": [{"column": "pid", "references": "people", "link": "linear_sum", "anchor": True}]}}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kids_out = anonymize(schema, {"people": people, "kids": kids}, random_state=0, progress=False).tables["kids"]
+    assert len(kids_out) == 80 and (kids_out["y"] == 3).all()

@@ -107,6 +107,8 @@ def anchor(original: pd.DataFrame, targets: pd.DataFrame, types: dict, weights: 
     """
     first_rng, repair_rng = np.random.default_rng(random_state).spawn(2)
     own, anchors, drawn = list(own), list(anchors), list(drawn)
+    if isinstance(ncp, int | np.integer) and ncp < 1:
+        ncp = 1  # a table of constant columns was avatarized in no axis: its donors are found in one
     donors = max(2, DONORS_PER_K * k)
     out, residual = _redraw(original, targets, types, weights, own, anchors, drawn, donors, ncp, first_rng)
     off = np.flatnonzero(residual > REPAIR_TOLERANCE)
