@@ -204,6 +204,19 @@ def test_each_repair_pass_never_raises_the_total():
     assert totals == sorted(totals, reverse=True)
 
 
+def test_large_links_repair_groups_follow_the_midpoints_between_children_and_their_slots():
+    # four children at the same place, two holding slots at 0 and two at 10: a group of two must
+    # hold two children whose slots lie together (cut by the children alone, any split is possible)
+    children = np.zeros((4, 1))
+    held = np.array([[10.0], [0.0], [10.0], [0.0]])
+    groups = linking._repair_groups(children, held, 2, np.random.default_rng(0), by_midpoint=True)
+    assert sorted(sorted(g.tolist()) for g in groups) == [[0, 2], [1, 3]]
+    # by position (links of up to 200,000 children), the slots play no part
+    children = np.array([[0.0], [1.0], [2.0], [3.0]])
+    groups = linking._repair_groups(children, held, 2, np.random.default_rng(0), by_midpoint=False)
+    assert sorted(sorted(g.tolist()) for g in groups) == [[0, 1], [2, 3]]
+
+
 # --------------------------------------------------------------------------- linear_sum: edge cases
 
 
