@@ -20,8 +20,8 @@ and children are assigned one-to-one to slots:
   bisection, as many slots as children in every block), each block is solved exactly, and then,
   ``repair_passes`` times, the children are regrouped along randomly rotated cuts (of their
   positions, or above 200,000 children of the midpoints between each child and the slot it holds),
-  and each group is re-solved exactly with the slots its members hold, which never raises the total. Blocks are solved on every core (the solver releases
-  the GIL).
+  and each group is re-solved exactly with the slots its members hold, which never raises the total.
+  Blocks are solved on every core (the solver releases the GIL).
 
 Why not the sparse matching (``scipy.sparse.csgraph.min_weight_full_bipartite_matching`` on a
 nearest-slots graph)? It is fast on generic distances, but slot distances are full of exact and
