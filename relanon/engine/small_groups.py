@@ -50,12 +50,8 @@ class Shifts(NamedTuple):
 def group_codes(table: pd.DataFrame, columns) -> list[np.ndarray]:
     """The groups a record belongs to, as codes per record: the whole table, each column's values,
     each pair's."""
-    single = [value_codes(table[c]) for c in columns]
-    out = [np.zeros(len(table), dtype=np.int64), *single]
-    for a, b in combinations(range(len(single)), 2):
-        pair = single[a] * (single[b].max(initial=0) + 1) + single[b]
-        out.append(np.unique(pair, return_inverse=True)[1].astype(np.int64).reshape(-1))
-    return out
+    return [np.zeros(len(table), dtype=np.int64), *(value_codes(table[c]) for c in columns),
+            *(tuple_codes(table, pair) for pair in combinations(columns, 2))]
 
 
 def small_group_shifts(table: pd.DataFrame, columns, chosen: np.ndarray, rng: np.random.Generator,
