@@ -21,7 +21,7 @@ from relanon.cli.steps import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_U
 from relanon.common.console import Terminated, terminate_like_interrupt, warnings_printed_once
 from relanon.common.errors import RelanonError
 from relanon.common.version import __version__
-from relanon.metrics.attacks.assessment import DEFAULT_HOLDOUT
+from relanon.metrics.attacks.assessment import DEFAULT_HOLDOUT, DEFAULT_ROUNDS
 from relanon.stores.io import FORMATS
 
 FILE_FORMATS = [name for name in FORMATS if name != "sql"]  # a server is given by its URL, never by --format
@@ -261,6 +261,9 @@ def _add_assess_command(command) -> None:
                         help="share of the people of each individual table held out as control (default 0.5: "
                              "as many control as training people, the narrowest intervals)")
     assess.add_argument("--seed", type=_seed, default=None, help="seed of the run (default: the schema's seed)")
+    assess.add_argument("--rounds", type=_positive_int, default=DEFAULT_ROUNDS,
+                        help=f"independent splits, each anonymized and attacked, their attacks pooled: narrower "
+                             f"intervals for small tables, each round the time of one (default {DEFAULT_ROUNDS})")
     assess.add_argument("--attacks", type=_positive_int, default=None,
                         help="people attacked per group by linkability and inference (default 5,000)")
     assess.add_argument("--predicates", type=_positive_int, default=None,

@@ -8,6 +8,7 @@ import math
 import pandas as pd
 
 from relanon.metrics.attacks.results import FAILED, INCONCLUSIVE, PASSED, RISK_TARGET
+from relanon.metrics.attacks.rounds import PRACTICAL_ROUNDS, rounds_needed
 
 MARKS = {FAILED: "!", INCONCLUSIVE: "?"}
 LEGEND = (f"! = upper bound >= {100 * RISK_TARGET:.0f} %; ? = inconclusive: risk below {100 * RISK_TARGET:.0f} % "
@@ -73,7 +74,9 @@ def verdict_text(assessment) -> str:
     """A few lines a release reviewer reads first: RISK, UNPROVEN or PASSED, and why."""
     failed, unproven = assessment.failures, assessment.inconclusive
     sizes = ", ".join(f"{t}: {s[0]:,} training / {s[1]:,} control people" for t, s in assessment.sizes.items())
-    lines = [f"held out {100 * assessment.holdout:.0f} % of the people ({sizes})"]
+    rounds = getattr(assessment, "rounds", 1)
+    pooled_text = f"; {rounds} rounds of independent splits, their attacks pooled" if rounds > 1 else ""
+    lines = [f"held out {100 * assessment.holdout:.0f} % of the people ({sizes}{pooled_text})"]
     target = f"{100 * RISK_TARGET:.0f} %"
     if not assessment.attacks:
         lines.append("no attack could be run: no individual table with enough people")
@@ -87,7 +90,8 @@ def verdict_text(assessment) -> str:
         lines.append(f"UNPROVEN: {len(unproven)} of {len(assessment.attacks)} attacks cannot show a risk below {target} "
                      f"with so few people{f' ({tables})' if tables else ''}; their point estimates are below "
                      f"{target}, and even a release that leaked nothing would show an upper bound of at least "
-                     f"{100 * min(a.floor for a in unproven):.0f} %: hold out more people, or read these tables as unproven")
+                     f"{100 * min(a.floor for a in unproven):.0f} %: {_more_evidence(unproven, rounds)}, or read "
+                     "these tables as unproven")
     else:
         lines.append(f"PASSED: the upper bound of every risk ({len(assessment.attacks)} attacks) is below {100 * RISK_TARGET:.0f} %")
     lines += [f"note: {note}" for note in assessment.notes]
@@ -181,6 +185,14 @@ def _cell(value, upper, state) -> str:
     return f"{value:.2f} [{upper:.2f}]{MARKS.get(state, ' ')}"
 
 
+def _more_evidence(unproven, rounds: int) -> str:
+    """What would let the inconclusive attacks show a bound below the target: more people, more rounds."""
+    needed = max(rounds_needed(a.floor, rounds) for a in unproven)
+    if needed > PRACTICAL_ROUNDS:
+        return f"hold out more people (about {needed} rounds would be needed: more than is practical)"
+    return f"run about {needed} rounds (--rounds {needed}), or hold out more people"
+
+
 def _unproven_tables(assessment, unproven) -> str:
     """The individual tables of inconclusive attacks, each with its number of control people."""
     tables = dict.fromkeys(assessment.cells[a.view][0] for a in unproven if a.view in assessment.cells)
@@ -203,8 +215,11 @@ def _short(text: str, width: int) -> str:
 
 
 def _sizes(assessment) -> str:
-    return "; ".join(f"{t}: {s[0]:,} training and {s[1]:,} control people ({100 * assessment.holdout:.0f} % held out)"
-                     for t, s in assessment.sizes.items())
+    sizes = "; ".join(f"{t}: {s[0]:,} training and {s[1]:,} control people ({100 * assessment.holdout:.0f} % held out)"
+                      for t, s in assessment.sizes.items())
+    rounds = getattr(assessment, "rounds", 1)
+    return sizes + (f", in each of {rounds} rounds of independent splits and releases whose attacks are pooled"
+                    if rounds > 1 else "")
 
 
 def _e(value) -> str:

@@ -26,6 +26,7 @@ import json
 import math
 import zlib
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -38,6 +39,7 @@ from relanon.metrics.attacks.holdout import split_database
 from relanon.metrics.attacks.inference import DEFAULT_TOLERANCE, inference_result
 from relanon.metrics.attacks.linkability import DEFAULT_TARGETS, linkability_result, sample_rows, split_text
 from relanon.metrics.attacks.results import FAILED, INCONCLUSIVE, PASSED, RISK_TARGET, STATES, AttackResult
+from relanon.metrics.attacks.rounds import pooled
 from relanon.metrics.attacks.singling_out import (
     DEFAULT_ATTACKS,
     DEFAULT_COLUMNS,
@@ -54,6 +56,7 @@ from relanon.schema.model import Schema
 from relanon.schema.validation import check_database
 
 DEFAULT_HOLDOUT = 0.5  # as many control as training people: the narrowest intervals (README, Privacy attacks)
+DEFAULT_ROUNDS = 1
 CALIBRATED = ("closer_to_training", "distance_to_closest", "closest_distances_ratio")
 
 
@@ -87,6 +90,8 @@ class Assessment:
     notes : list of str
     cells : dict
         View -> (individual table, table): the cell of the risk matrix each view fills.
+    rounds : int
+        Independent splits whose attacks are pooled (``sizes`` are those of one round).
     """
 
     attacks: list
@@ -100,6 +105,7 @@ class Assessment:
     notes: list = field(default_factory=list)
     risk_state: pd.DataFrame | None = None
     cells: dict = field(default_factory=dict)
+    rounds: int = 1
 
     @property
     def passed(self) -> bool:
@@ -125,6 +131,7 @@ class Assessment:
         """Plain, JSON-ready data."""
         return plain({
             "holdout": self.holdout,
+            "rounds": self.rounds,
             "risk_target": RISK_TARGET,
             "passed": self.passed,
             "state": self.state,
@@ -144,7 +151,7 @@ class Assessment:
 
 def assess(schema: Schema, database, *, holdout: float = DEFAULT_HOLDOUT, random_state=None,
            n_attacks: int = DEFAULT_TARGETS, n_predicates: int = DEFAULT_ATTACKS, sample_size: int | None = None,
-           progress=True) -> Assessment:
+           rounds: int = DEFAULT_ROUNDS, progress=True) -> Assessment:
     """Measure what attackers learn from a release, against people it never saw.
 
     Parameters
@@ -155,15 +162,19 @@ def assess(schema: Schema, database, *, holdout: float = DEFAULT_HOLDOUT, random
     holdout : float
         Share of the people of each individual table held out as control people.
     random_state : int or None
-        Seed: the training database is anonymized with it, as ``relanon anonymize --seed`` would;
-        the holdout and the attacks draw from streams derived from it. ``None`` uses the schema's
-        seed (fresh randomness when it has none).
+        Seed: the training database of the first round is anonymized with it, as ``relanon anonymize
+        --seed`` would; the holdout, the attacks and the other rounds draw from streams derived from it.
+        ``None`` uses the schema's seed (fresh randomness when it has none).
     n_attacks : int
         People attacked per group by linkability and inference (a seeded sample beyond).
     n_predicates : int
         Singling-out predicates per mode.
     sample_size : int, optional
         Rows sampled per table for the distance metrics (default 10,000).
+    rounds : int
+        Independent splits, each anonymized and attacked; every attack's trials are pooled over them
+        (:mod:`relanon.metrics.attacks.rounds`): more rounds, narrower intervals, each round the time of
+        one. The privacy and signal metrics are those of the first round.
     progress : bool or Progress
 
     Returns
@@ -181,18 +192,52 @@ def assess(schema: Schema, database, *, holdout: float = DEFAULT_HOLDOUT, random
     report = as_progress(progress)
     positive_integer(n_attacks, "n_attacks")  # checked before the long run, not after it
     positive_integer(n_predicates, "n_predicates")
+    positive_integer(rounds, "rounds")
     checked = check_database(schema, database)
     seed = _seed(schema, random_state)
+    options = {"n_attacks": n_attacks, "n_predicates": n_predicates, "sample_size": sample_size}
+    found = []
+    for number in range(rounds):
+        if rounds > 1:
+            report.say(f"round {number + 1} of {rounds}")
+        # the first round is the run `anonymize --seed` makes; the others, seeds of their own
+        found.append(_round(schema, checked, seed if number == 0 else _stream(seed, f"round {number + 1}"), holdout,
+                            report, first=number == 0, **options))
+    split, evaluation, distances, cells = found[0].split, found[0].evaluation, found[0].distances, found[0].cells
+    attacks = _pooled_rounds([f.attacks for f in found])
+    calibrated = calibrate(evaluation, distances, cells)
+    risk_matrix, risk_upper, risk_passed, risk_state = risk_matrices(schema, attacks, cells)
+    notes = list(split.notes)
+    if any(s[1] < 100 for s in split.sizes.values()):
+        small = ", ".join(f"{t} ({s[1]})" for t, s in split.sizes.items() if s[1] < 100)
+        notes.append(f"few control people in {small}: the intervals are wide, and a risk below 5 % cannot be "
+                     "shown with fewer than about 100 control people per round")
+    return Assessment(attacks, distances, risk_matrix, risk_upper, risk_passed, calibrated, dict(split.sizes),
+                      float(holdout), notes, risk_state, cells, rounds)
+
+
+class _Round(NamedTuple):
+    split: object
+    evaluation: Evaluation | None
+    attacks: list
+    distances: list
+    cells: dict
+
+
+def _round(schema: Schema, checked, seed: int, holdout: float, report, *, first: bool, n_attacks: int,
+           n_predicates: int, sample_size: int | None) -> _Round:
+    """One round: split, anonymize the training people with ``seed``, attack the release. The first round
+    also measures privacy and signal, and the distances calibrated against the control people."""
     split = split_database(schema, checked, holdout=holdout, random_state=_stream(seed, "holdout"))
     for name, (n_training, n_control) in split.sizes.items():
         report.say(f"holdout: {name}: {n_training:,} training and {n_control:,} control people")
     result = anonymize(schema, split.training, random_state=seed, progress=report)
-    evaluation = evaluate(schema, split.training, result.tables, result, sample_size=sample_size,
-                          random_state=_stream(seed, "evaluate"), progress=report)
+    evaluation = (evaluate(schema, split.training, result.tables, result, sample_size=sample_size,
+                           random_state=_stream(seed, "evaluate"), progress=report) if first else None)
     attacks, distances, cells = [], [], {}
+    columns = _released_columns(schema, result.tables)
     for name in split.control:
         table = schema[name]
-        columns = _released_columns(schema, result.tables)
         trained = views(schema, split.training, name, columns)
         held = {v.name: v for v in views(schema, split.control[name], name, columns)}
         released = {v.name: v for v in views(schema, result.tables, name, columns)}
@@ -202,23 +247,26 @@ def assess(schema: Schema, database, *, holdout: float = DEFAULT_HOLDOUT, random
             with report.step(f"attack {view.name}"):
                 control = held[view.name].frame.iloc[split.control_rows[name]].reset_index(drop=True)
                 rng = np.random.default_rng(_stream(seed, f"attack {view.name}"))
-                found = attack_view(schema, view, control, released[view.name].frame, rng,
-                                    n_attacks=n_attacks, n_predicates=n_predicates)
-                attacks += found
-                metrics = reference_distances(view.frame, control, released[view.name].frame, view.types,
-                                              ncp=table.anonymize.ncp, random_state=rng, name=view.name,
-                                              **({"sample_size": sample_size} if sample_size else {}))
-                distances += [(view.name, m) for m in metrics]
+                attacks += attack_view(schema, view, control, released[view.name].frame, rng,
+                                       n_attacks=n_attacks, n_predicates=n_predicates)
+                if first:
+                    metrics = reference_distances(view.frame, control, released[view.name].frame, view.types,
+                                                  ncp=table.anonymize.ncp, random_state=rng, name=view.name,
+                                                  **({"sample_size": sample_size} if sample_size else {}))
+                    distances += [(view.name, m) for m in metrics]
                 cells[view.name] = (view.table, view.reference)
-    calibrated = calibrate(evaluation, distances, cells)
-    risk_matrix, risk_upper, risk_passed, risk_state = risk_matrices(schema, attacks, cells)
-    notes = list(split.notes)
-    if any(s[1] < 100 for s in split.sizes.values()):
-        small = ", ".join(f"{t} ({s[1]})" for t, s in split.sizes.items() if s[1] < 100)
-        notes.append(f"few control people in {small}: the intervals are wide, and a risk below 5 % cannot be "
-                     "shown with fewer than about 100 control people")
-    return Assessment(attacks, distances, risk_matrix, risk_upper, risk_passed, calibrated, dict(split.sizes),
-                      float(holdout), notes, risk_state, cells)
+    return _Round(split, evaluation, attacks, distances, cells)
+
+
+def _pooled_rounds(rounds: list[list[AttackResult]]) -> list[AttackResult]:
+    """Each attack of the first round pooled with the same attack of the other rounds."""
+    if len(rounds) == 1:
+        return rounds[0]
+    by_key: dict = {}
+    for found in rounds:
+        for attack in found:
+            by_key.setdefault((attack.view, attack.attack, attack.target), []).append(attack)
+    return [pooled(by_key[(a.view, a.attack, a.target)]) for a in rounds[0]]
 
 
 def attack_view(schema: Schema, view: View, control: pd.DataFrame, release: pd.DataFrame, rng, *,

@@ -114,17 +114,27 @@ class AttackResult:
         }
 
 
+NO_ATTACK = "no attack could be made"
+NO_BETTER_THAN_RANDOM = "the attack does no better than random guessing on the training people: read its risk with care"
+ALWAYS_ON_CONTROL = "the attack always succeeds on control people: the risk cannot be measured"
+
+
+def computed_notes() -> tuple[str, ...]:
+    """The notes :func:`attack_result` adds from the rates themselves (recomputed when results are pooled)."""
+    return NO_ATTACK, NO_BETTER_THAN_RANDOM, ALWAYS_ON_CONTROL
+
+
 def attack_result(attack: str, target: str, main: SuccessRate, control: SuccessRate, baseline: SuccessRate, *,
                   evidence=(), notes=(), confidence: float = CONFIDENCE, details=None,
                   covariance: float = 0.0) -> AttackResult:
     """Assemble an :class:`AttackResult`, with the notes that limit its reading."""
     notes = list(notes)
     if main.n_attacks == 0:
-        notes.append("no attack could be made")
+        notes.append(NO_ATTACK)
     elif not math.isnan(baseline.value) and main.value <= baseline.value:
-        notes.append("the attack does no better than random guessing on the training people: read its risk with care")
+        notes.append(NO_BETTER_THAN_RANDOM)
     if control.n_attacks and control.n_success >= control.n_attacks:
-        notes.append("the attack always succeeds on control people: the risk cannot be measured")
+        notes.append(ALWAYS_ON_CONTROL)
     details = dict(details or {})
     risk = residual_risk(main, control, covariance=covariance, confidence=confidence)
     # singling out records the design effect its two rates were computed with

@@ -1,0 +1,127 @@
+"""Rounds of an assessment pooled: the same attacks on releases made from independent splits.
+
+One split of the people into training and control people gives each attack as many trials as
+there are people (linkability, inference) or predicates (singling out): with 100 control doctors,
+an interval cannot be narrower than about 20 points, and a secret that strangers guess right 78 %
+of the time keeps a no-leak bound of 7 % with 5,000 control patients. A *round* splits the people
+again, at random and independently, anonymizes that training database with a seed of its own and
+attacks its release. The rounds' trials are pooled: successes and attacks are summed per group, and
+the risk and its interval are computed from the sums as for one round of that many trials.
+
+This is sound because the rounds' splits are independent. A person's own ease of attack (an outlier
+is singled out by any release) counts on the training side in some rounds and on the control side in
+others: across independent splits, the difference it makes to ``success on training - success on
+control`` has mean zero and is uncorrelated from one round to the next, as are the releases' and
+the attacks' random draws. The pooled estimate's variance is then the rounds' variance divided by
+their number, which the interval of the summed trials gives. Singling out keeps its correction for
+predicates that isolate the same person (Kish's design effect, pooled as the rounds' sums of
+``m**2`` over their sums of ``m``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+from relanon.common.errors import ParameterError
+from relanon.metrics.attacks.confidence import success_rate
+from relanon.metrics.attacks.results import RISK_TARGET, SINGLING_OUT, AttackResult, attack_result, computed_notes
+
+# Predicates shown per pooled singling-out attack (the first rounds' first).
+SHOWN_EVIDENCE = 20
+# Beyond this many rounds, the verdict asks for more people rather than more rounds.
+PRACTICAL_ROUNDS = 20
+
+
+def rounds_needed(floor: float, rounds: int = 1, target: float = RISK_TARGET) -> int:
+    """About how many rounds would bring a no-leak bound of ``floor``, measured over ``rounds``, below
+    ``target``: the bound shrinks as one over the square root of the trials.
+
+    Examples
+    --------
+    >>> rounds_needed(0.074), rounds_needed(0.19), rounds_needed(0.03)
+    (3, 15, 1)
+    """
+    if math.isnan(floor) or floor < target:
+        return rounds
+    return max(rounds + 1, math.ceil(rounds * (floor / target) ** 2))
+
+
+def pooled(results: Sequence[AttackResult]) -> AttackResult:
+    """One attack's results over several rounds, as one result of all their trials.
+
+    Every result must be the same attack (kind, target and view) at the same confidence level. One
+    result is returned unchanged but for ``details["rounds"]``.
+
+    Examples
+    --------
+    >>> from relanon.metrics.attacks.confidence import success_rate
+    >>> from relanon.metrics.attacks.results import LINKABILITY, attack_result
+    >>> def linked(hits, control_hits):
+    ...     rates = success_rate(hits, 100), success_rate(control_hits, 100), success_rate(0, 100)
+    ...     return attack_result(LINKABILITY, "a | b", *rates)
+    >>> both = pooled([linked(2, 0), linked(4, 1)])
+    >>> both.main.n_success, both.main.n_attacks, both.control.n_success, both.details["rounds"]
+    (6.0, 200, 1.0, 2)
+    """
+    if not results:
+        raise ParameterError("pooled needs the results of at least one round")
+    first = results[0]
+    for other in results[1:]:
+        if (other.attack, other.target, other.view, other.confidence) != (first.attack, first.target, first.view,
+                                                                          first.confidence):
+            raise ParameterError(f"cannot pool different attacks: {first.attack} {first.target!r} on {first.view} "
+                                 f"and {other.attack} {other.target!r} on {other.view}")
+    confidence = first.confidence
+    baseline = success_rate(sum(r.baseline.n_success for r in results), sum(r.baseline.n_attacks for r in results),
+                            confidence)
+    notes = list(dict.fromkeys(n for r in results for n in r.notes if n not in computed_notes()))
+    evidence = list(dict.fromkeys(e for r in results for e in r.evidence))[:SHOWN_EVIDENCE]
+    if first.attack == SINGLING_OUT:
+        main, control, covariance, details = _singling_out(results, confidence)
+    else:
+        main = success_rate(sum(r.main.n_success for r in results), sum(r.main.n_attacks for r in results), confidence)
+        control = success_rate(sum(r.control.n_success for r in results), sum(r.control.n_attacks for r in results),
+                               confidence)
+        covariance, details = 0.0, dict(first.details)
+    result = attack_result(first.attack, first.target, main, control, baseline, evidence=evidence, notes=notes,
+                           confidence=confidence, details={**details, "rounds": len(results)}, covariance=covariance)
+    return dataclasses.replace(result, view=first.view)
+
+
+def _singling_out(results: Sequence[AttackResult], confidence: float):
+    """Pooled rates of singling-out results (their details hold the raw counts)."""
+    def total(key: str) -> int:
+        return sum(int(r.details[key]) for r in results)
+
+    n = total("predicates")
+    training, control = total("singling_out_training_person"), total("singling_out_control_person")
+    sizes = total("training_size"), total("control_size")
+    scale = sizes[0] / sizes[1] if sizes[1] else 1.0
+    # Kish: sum(m**2) / sum(m) per round, sum(m) being the round's successful predicates
+    weights = [int(r.details["singling_out_training_person"]) + int(r.details["singling_out_control_person"])
+               for r in results]
+    deff = (sum(w * float(r.details["design_effect"]) for w, r in zip(weights, results, strict=True)) / sum(weights)
+            if sum(weights) else 1.0)
+    main = success_rate(training, n, confidence, design_effect=deff)
+    control_rate = success_rate(control, n, confidence, scale=scale, design_effect=deff)
+    # a predicate isolates a training person or a control person, never both
+    covariance = -scale * (training / n) * (control / n) * deff / n if n else 0.0
+    by_columns = Counter()
+    for r in results:
+        by_columns.update(r.details.get("succeeding_by_columns", {}))
+    details = {
+        "predicates": n,
+        "singling_out_training_person": training,
+        "singling_out_control_person": control,
+        "control_scale": scale,
+        "design_effect": deff,
+        "unique_in_training": total("unique_in_training"),
+        "unique_in_control": total("unique_in_control"),
+        "training_size": sizes[0],
+        "control_size": sizes[1],
+        "succeeding_by_columns": dict(by_columns.most_common()),
+    }
+    return main, control_rate, covariance, details
