@@ -1,0 +1,132 @@
+"""Where the demo patients' remaining inference risks come from: what the attacker's released row is to her.
+
+    python benchmarks/leak_diagnosis.py --seeds 1-4
+
+For each seed: the split and anonymization of ``relanon assess --seed`` (one round), then the inference
+attacks on the patients, alone (``smoker``) and with their visits' aggregates (``smoker`` and the most
+frequent visit reason). For every training patient, the released row the attacker reads (the closest to
+everything else she knows) is traced back through the run's private pairing, kept in memory:
+
+- is it her own avatar? did it take its categories from her (its drawn neighbour ``J`` is she)? did she
+  give it its sensitive values (its donor is she)?
+- with the visits: were the visits linked to it made from her visits, or did her visits give their reasons?
+
+and the attacker's success in each case, beside her success on training and on control people overall; and
+how many training and control people find their sex, zip code and blood type together in the release.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import relanon.engine.avatar as avatar_module  # noqa: E402
+from benchmarks.risk_variants import seeds_from  # noqa: E402
+from relanon.datasets import hospital  # noqa: E402
+from relanon.metrics.attacks.assessment import _released_columns, _stream  # noqa: E402
+from relanon.metrics.attacks.coding import code_frames, nearest  # noqa: E402
+from relanon.metrics.attacks.holdout import split_database  # noqa: E402
+from relanon.metrics.attacks.inference import DEFAULT_TOLERANCE, right_guesses  # noqa: E402
+from relanon.multitable.pipeline import anonymize  # noqa: E402
+from relanon.multitable.views import views  # noqa: E402
+from relanon.schema.validation import check_database  # noqa: E402
+
+CAUGHT: dict = {}
+
+
+def _catch_donors() -> None:
+    """Keep, per table size, the donors and drawn neighbours of each avatarization (private, in memory)."""
+    donors_of = avatar_module.sensitive_donors
+
+    def caught(table, avatars, space, chosen, *args, **kwargs):
+        found = donors_of(table, avatars, space, chosen, *args, **kwargs)
+        CAUGHT[len(table)] = (found.donors, np.asarray(chosen))
+        return found
+
+    avatar_module.sensitive_donors = caught
+
+
+def attacked_rows(training, control, release, types, secret: str):
+    """The released row the attacker reads for each training and control person, and whether she is right."""
+    coded = code_frames({"release": release, "training": training, "control": control}, types)
+    column = int(coded.index([secret])[0])
+    known = np.setdiff1d(np.arange(len(coded.columns)), [column])
+    rng = np.random.default_rng(0)
+    read = {group: nearest(coded[group], coded["release"], coded, [known], random_state=rng)[0][:, 0]
+            for group in ("training", "control")}
+    right = {group: right_guesses(coded, column, coded["release"][read[group], column], coded[group][:, column],
+                                  DEFAULT_TOLERANCE) for group in read}
+    return read["training"], right
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", default="1-4")
+    args = parser.parse_args()
+    _catch_donors()
+    schema, database = hospital(scale=1.0, seed=0)
+    database = check_database(schema, database)
+    totals: dict[str, np.ndarray] = {}
+    coverage: dict[str, list] = {}
+    for seed in seeds_from(args.seeds):
+        split = split_database(schema, database, holdout=0.5, random_state=_stream(seed, "holdout"))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = anonymize(schema, split.training, random_state=seed, progress=False)
+        columns = _released_columns(schema, result.tables)
+        patients, visits = split.training["patients"], split.training["visits"]
+        released = result.releases["patients"]
+        donors, drawn = CAUGHT[len(patients)]
+        visit_donors, visit_drawn = CAUGHT[len(visits)]
+        visit_rows = result.releases["visits"].original_position
+        made_from = visits["patient_id"].to_numpy()[visit_rows]
+        reason_from = visits["patient_id"].to_numpy()[visit_donors[visit_rows]]
+        linked_to = result.tables["visits"]["patient_id"].to_numpy()
+        released_keys = result.tables["patients"]["patient_id"].to_numpy()
+        own_keys = patients["patient_id"].to_numpy()
+        for position, secret in ((0, "smoker"), (1, "smoker"), (1, "visits.mode(reason)")):
+            trained = views(schema, split.training, "patients", columns)[position]
+            held = views(schema, split.control["patients"], "patients", columns)[position]
+            release = views(schema, result.tables, "patients", columns)[position]
+            control = held.frame.iloc[split.control_rows["patients"]].reset_index(drop=True)
+            read, right = attacked_rows(trained.frame, control, release.frame, trained.types, secret)
+            person = np.arange(len(read))
+            source = released.original_position[read]
+            cases = {"own avatar": source == person, "took her categories": drawn[source] == person,
+                     "her sensitive values": donors[source] == person}
+            if position == 1:
+                children = [np.flatnonzero(linked_to == released_keys[r]) for r in read]
+                cases["visits made from hers"] = np.array([bool(np.any(made_from[c] == own_keys[i]))
+                                                           for i, c in enumerate(children)])
+                cases["reasons given by hers"] = np.array([bool(np.any(reason_from[c] == own_keys[i]))
+                                                           for i, c in enumerate(children)])
+            key = f"{trained.name}, {secret}"
+            counts = [right["training"].sum(), right["control"].sum(), len(read)]
+            for mask in cases.values():
+                counts += [mask.sum(), right["training"][mask].sum()]
+            totals.setdefault(key, (list(cases), np.zeros(len(counts))))[1][:] += counts
+        tuples = (["sex", "zip_code", "blood_type"])
+        in_release = set(map(tuple, result.tables["patients"][tuples].astype(str).to_numpy()))
+        strangers = split.control["patients"]["patients"].iloc[split.control_rows["patients"]]
+        for label, frame in (("training", patients), ("control", strangers)):
+            found = [tuple(t) in in_release for t in frame[tuples].astype(str).to_numpy()]
+            coverage.setdefault(label, []).append(float(np.mean(found)))
+        print(f"seed {seed} done", file=sys.stderr, flush=True)
+    print(f"people whose sex, zip code and blood type are found together in the release: training "
+          f"{np.mean(coverage['training']):.3f}, control {np.mean(coverage['control']):.3f}")
+    for key, (names, counts) in totals.items():
+        print(f"{key}: right for {counts[0] / counts[2]:.3f} of training people, {counts[1] / counts[2]:.3f} of control")
+        for j, name in enumerate(names):
+            held, right = counts[3 + 2 * j], counts[4 + 2 * j]
+            print(f"  the row read is {name}: {held / counts[2]:.4f} of training people; right there "
+                  f"{right / held if held else float('nan'):.3f}")
+
+
+if __name__ == "__main__":
+    main()
