@@ -155,3 +155,15 @@ def test_relanon_assess_rounds_option(tmp_path, capsys):
     metrics = json.loads((tmp_path / "a" / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["assessment"]["rounds"] == 2
     assert all(a["details"]["rounds"] == 2 for a in metrics["assessment"]["attacks"])
+
+
+def test_a_note_made_from_counts_is_made_again_from_the_pooled_counts():
+    rng = np.random.default_rng(3)
+    training, control = _people(200, rng), _people(200, rng)
+    few = {"age": "integer", "smoker": "categorical"}  # few distinct predicates: fewer than asked
+    rounds = [singling_out(training.sample(200, random_state=s), training, control, few, mode="multivariate",
+                           n_attacks=5000, random_state=s) for s in range(3)]
+    assert all(any(n.startswith("only ") for n in r.notes) for r in rounds)
+    both = pooled(rounds)
+    shown = [n for n in both.notes if n.startswith("only ")]
+    assert shown == [f"only {both.details['predicates']:,} of the 15,000 predicates asked for single out a released row"]

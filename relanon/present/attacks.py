@@ -74,7 +74,7 @@ def verdict_text(assessment) -> str:
     """A few lines a release reviewer reads first: RISK, UNPROVEN or PASSED, and why."""
     failed, unproven = assessment.failures, assessment.inconclusive
     sizes = ", ".join(f"{t}: {s[0]:,} training / {s[1]:,} control people" for t, s in assessment.sizes.items())
-    rounds = getattr(assessment, "rounds", 1)
+    rounds = assessment.rounds
     pooled_text = f"; {rounds} rounds of independent splits, their attacks pooled" if rounds > 1 else ""
     lines = [f"held out {100 * assessment.holdout:.0f} % of the people ({sizes}{pooled_text})"]
     target = f"{100 * RISK_TARGET:.0f} %"
@@ -217,7 +217,7 @@ def _short(text: str, width: int) -> str:
 def _sizes(assessment) -> str:
     sizes = "; ".join(f"{t}: {s[0]:,} training and {s[1]:,} control people ({100 * assessment.holdout:.0f} % held out)"
                       for t, s in assessment.sizes.items())
-    rounds = getattr(assessment, "rounds", 1)
+    rounds = assessment.rounds
     return sizes + (f", in each of {rounds} rounds of independent splits and releases whose attacks are pooled"
                     if rounds > 1 else "")
 

@@ -28,8 +28,9 @@ from collections.abc import Sequence
 from relanon.common.errors import ParameterError
 from relanon.metrics.attacks.confidence import success_rate
 from relanon.metrics.attacks.results import RISK_TARGET, SINGLING_OUT, AttackResult, attack_result, computed_notes
+from relanon.metrics.attacks.singling_out import few_predicates
 
-# Predicates shown per pooled singling-out attack (the first rounds' first).
+# Predicates shown per pooled singling-out attack (those of the first rounds first).
 SHOWN_EVIDENCE = 20
 # Beyond this many rounds, the verdict asks for more people rather than more rounds.
 PRACTICAL_ROUNDS = 20
@@ -77,10 +78,16 @@ def pooled(results: Sequence[AttackResult]) -> AttackResult:
     confidence = first.confidence
     baseline = success_rate(sum(r.baseline.n_success for r in results), sum(r.baseline.n_attacks for r in results),
                             confidence)
-    notes = list(dict.fromkeys(n for r in results for n in r.notes if n not in computed_notes()))
+    # notes made from a round's counts are made again from the pooled counts
+    recomputed = set(computed_notes()) | {few_predicates(int(r.details["predicates"]), int(r.details["predicates_asked"]))
+                                          for r in results if "predicates_asked" in r.details}
+    notes = list(dict.fromkeys(n for r in results for n in r.notes if n not in recomputed))
     evidence = list(dict.fromkeys(e for r in results for e in r.evidence))[:SHOWN_EVIDENCE]
     if first.attack == SINGLING_OUT:
         main, control, covariance, details = _singling_out(results, confidence)
+        if any(few_predicates(int(r.details["predicates"]), int(r.details["predicates_asked"])) in r.notes
+               for r in results if "predicates_asked" in r.details):
+            notes.append(few_predicates(details["predicates"], details["predicates_asked"]))
     else:
         main = success_rate(sum(r.main.n_success for r in results), sum(r.main.n_attacks for r in results), confidence)
         control = success_rate(sum(r.control.n_success for r in results), sum(r.control.n_attacks for r in results),
@@ -114,6 +121,7 @@ def _singling_out(results: Sequence[AttackResult], confidence: float):
         by_columns.update(r.details.get("succeeding_by_columns", {}))
     details = {
         "predicates": n,
+        "predicates_asked": sum(int(r.details.get("predicates_asked", r.details["predicates"])) for r in results),
         "singling_out_training_person": training,
         "singling_out_control_person": control,
         "control_scale": scale,

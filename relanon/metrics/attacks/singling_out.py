@@ -121,9 +121,7 @@ def singling_out_coded(coded: CodedFrames, *, mode: str = MULTIVARIATE, n_attack
     texts = [predicate_text(coded, predicates, q) for q in np.flatnonzero(succeeded)]
     by_columns = Counter(" & ".join(_condition_head(coded, predicates, q, s) for s in range(width)
                                     if predicates[1][q, s] != ANY) for q in np.flatnonzero(succeeded))
-    notes = []
-    if n < n_attacks and mode == MULTIVARIATE:
-        notes.append(f"only {n} of the {n_attacks} predicates asked for single out a released row")
+    notes = [few_predicates(n, n_attacks)] if n < n_attacks and mode == MULTIVARIATE else []
     return attack_result(
         SINGLING_OUT, mode if mode == UNIVARIATE else f"{mode} ({width} columns)",
         success_rate(int(succeeded.sum()), n, confidence, design_effect=deff),
@@ -134,6 +132,7 @@ def singling_out_coded(coded: CodedFrames, *, mode: str = MULTIVARIATE, n_attack
         covariance=-scale * succeeded.mean() * control_succeeded.mean() * deff / n if n else 0.0,
         details={
             "predicates": n,
+            "predicates_asked": int(n_attacks),
             "singling_out_training_person": int(succeeded.sum()),
             "singling_out_control_person": int(control_succeeded.sum()),
             "control_scale": scale,
@@ -145,6 +144,11 @@ def singling_out_coded(coded: CodedFrames, *, mode: str = MULTIVARIATE, n_attack
             "succeeding_by_columns": dict(by_columns.most_common()),
         },
     )
+
+
+def few_predicates(n: int, asked: int) -> str:
+    """The note of a multivariate attack that found fewer predicates singling out a released row than asked."""
+    return f"only {n:,} of the {asked:,} predicates asked for single out a released row"
 
 
 # --------------------------------------------------------------------------- predicates
