@@ -167,3 +167,17 @@ def test_a_note_made_from_counts_is_made_again_from_the_pooled_counts():
     both = pooled(rounds)
     shown = [n for n in both.notes if n.startswith("only ")]
     assert shown == [f"only {both.details['predicates']:,} of the 15,000 predicates asked for single out a released row"]
+
+
+def test_the_verdict_says_how_many_rounds_would_settle_the_inconclusive_attacks(hospital):
+    schema, db = hospital
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = assess(schema, db, random_state=2, n_predicates=150, progress=False)
+    assert result.inconclusive  # a 3 % demo: too few people
+    needed = max(rounds_needed(a.floor, 1) for a in result.inconclusive)
+    text = verdict_text(result)
+    if needed <= 20:
+        assert f"run about {needed} rounds (--rounds {needed})" in text
+    else:
+        assert f"about {needed} rounds would be needed: more than is practical" in text

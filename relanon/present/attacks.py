@@ -81,8 +81,8 @@ def verdict_text(assessment) -> str:
     if not assessment.attacks:
         lines.append("no attack could be run: no individual table with enough people")
     elif failed:
-        more = (f"; {len(unproven)} more cannot show a risk below {target} with so few people (marked ?)"
-                if unproven else "")
+        more = (f"; {len(unproven)} more cannot show a risk below {target} with so few people (marked ?: "
+                f"{_more_evidence(unproven, rounds)})" if unproven else "")
         lines.append(f"RISK: {len(failed)} of {len(assessment.attacks)} attacks have a risk whose upper bound reaches "
                      f"{target}; the release tells an attacker more about its own people than about others{more}")
     elif unproven:
