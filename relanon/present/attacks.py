@@ -82,7 +82,7 @@ def verdict_text(assessment) -> str:
         lines.append("no attack could be run: no individual table with enough people")
     elif failed:
         more = (f"; {len(unproven)} more cannot show a risk below {target} with so few people (marked ?: "
-                f"{_more_evidence(unproven, rounds)})" if unproven else "")
+                f"{_more_evidence(assessment, unproven)})" if unproven else "")
         lines.append(f"RISK: {len(failed)} of {len(assessment.attacks)} attacks have a risk whose upper bound reaches "
                      f"{target}; the release tells an attacker more about its own people than about others{more}")
     elif unproven:
@@ -90,7 +90,7 @@ def verdict_text(assessment) -> str:
         lines.append(f"UNPROVEN: {len(unproven)} of {len(assessment.attacks)} attacks cannot show a risk below {target} "
                      f"with so few people{f' ({tables})' if tables else ''}; their point estimates are below "
                      f"{target}, and even a release that leaked nothing would show an upper bound of at least "
-                     f"{100 * min(a.floor for a in unproven):.0f} %: {_more_evidence(unproven, rounds)}, or read "
+                     f"{100 * min(a.floor for a in unproven):.0f} %: {_more_evidence(assessment, unproven)}, or read "
                      "these tables as unproven")
     else:
         lines.append(f"PASSED: the upper bound of every risk ({len(assessment.attacks)} attacks) is below {100 * RISK_TARGET:.0f} %")
@@ -185,12 +185,25 @@ def _cell(value, upper, state) -> str:
     return f"{value:.2f} [{upper:.2f}]{MARKS.get(state, ' ')}"
 
 
-def _more_evidence(unproven, rounds: int) -> str:
-    """What would let the inconclusive attacks show a bound below the target: more people, more rounds."""
-    needed = max(rounds_needed(a.floor, rounds) for a in unproven)
-    if needed > PRACTICAL_ROUNDS:
-        return f"hold out more people (about {needed} rounds would be needed: more than is practical)"
-    return f"run about {needed} rounds (--rounds {needed}), or hold out more people"
+def _more_evidence(assessment, unproven) -> str:
+    """What would let the inconclusive attacks show a bound below the target, per table: more rounds, or
+    more people where the rounds needed are more than is practical."""
+    needed: dict = {}
+    for attack in unproven:
+        table = assessment.cells.get(attack.view, (attack.view,))[0]
+        needed[table] = max(needed.get(table, 0), rounds_needed(attack.floor, assessment.rounds))
+    practical = {t: n for t, n in needed.items() if n <= PRACTICAL_ROUNDS}
+    parts = []
+    if practical:
+        most = max(practical.values())
+        each = ", ".join(f"{t}: about {n}" for t, n in practical.items())
+        parts.append(f"run more rounds ({each}; --rounds {most})")
+    if len(practical) < len(needed):
+        each = ", ".join(f"{t}: about {n}" for t, n in needed.items() if t not in practical)
+        parts.append(f"hold out more people ({each} rounds would be needed: more than is practical)")
+    else:
+        parts.append("hold out more people")
+    return ", or ".join(parts)
 
 
 def _unproven_tables(assessment, unproven) -> str:
