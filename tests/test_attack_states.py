@@ -158,3 +158,17 @@ def test_every_attack_passing_is_passed():
                                {"doctors": (100, 100), "patients": (5000, 5000)})
     assert assessment.passed and assessment.state == PASSED
     assert "PASSED" in verdict_text(assessment) and "?" not in risk_matrix_text(assessment).splitlines()[-1]
+
+
+def test_the_verdict_tells_failed_attacks_whose_interval_reaches_0():
+    """10 % against 2 % of 50 doctors: a risk of 0.08 whose interval reaches 0 fails (it could have been shown
+    below 5 % and was not) but may be too few people; 95 % against 30 % is a leak whatever the numbers."""
+    noisy, leak = result(0.10, 0.02, 50, 50), result(0.95, 0.3, 100, 100, attack="linkability")
+    assert noisy.state == FAILED and noisy.risk.low == 0 and leak.risk.low > 0
+    verdict = verdict_text(assessment_of([noisy, leak], {"doctors": (100, 100)}))
+    assert "RISK: 2 of 2 attacks" in verdict and "more about its own people than about others (1 of them; the " \
+        "other 1 have intervals that reach 0: a leak or too few people" in verdict
+    only_noisy = verdict_text(assessment_of([noisy], {"doctors": (100, 100)}))
+    assert "their intervals reach 0: a leak or too few people" in only_noisy and "own people" not in only_noisy
+    only_leak = verdict_text(assessment_of([leak], {"doctors": (100, 100)}))
+    assert "reach 0" not in only_leak and "more about its own people than about others" in only_leak

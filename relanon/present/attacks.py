@@ -83,8 +83,17 @@ def verdict_text(assessment) -> str:
     elif failed:
         more = (f"; {len(unproven)} more cannot show a risk below {target} with so few people (marked ?: "
                 f"{_more_evidence(assessment, unproven)})" if unproven else "")
+        # a failed attack whose interval reaches 0 may be a leak or too few people: more rounds tell which
+        unsettled = sum(a.risk.low <= 0 for a in failed)
+        apart = "a leak or too few people, which more rounds would tell apart"
+        if unsettled == len(failed):
+            why = f"; their intervals reach 0: {apart}"
+        else:
+            why = "; the release tells an attacker more about its own people than about others" + (
+                f" ({len(failed) - unsettled} of them; the other {unsettled} have intervals that reach 0: {apart})"
+                if unsettled else "")
         lines.append(f"RISK: {len(failed)} of {len(assessment.attacks)} attacks have a risk whose upper bound reaches "
-                     f"{target}; the release tells an attacker more about its own people than about others{more}")
+                     f"{target}{why}{more}")
     elif unproven:
         tables = _unproven_tables(assessment, unproven)
         lines.append(f"UNPROVEN: {len(unproven)} of {len(assessment.attacks)} attacks cannot show a risk below {target} "
