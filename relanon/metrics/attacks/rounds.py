@@ -79,14 +79,13 @@ def pooled(results: Sequence[AttackResult]) -> AttackResult:
     baseline = success_rate(sum(r.baseline.n_success for r in results), sum(r.baseline.n_attacks for r in results),
                             confidence)
     # notes made from a round's counts are made again from the pooled counts
-    recomputed = set(computed_notes()) | {few_predicates(int(r.details["predicates"]), int(r.details["predicates_asked"]))
-                                          for r in results if "predicates_asked" in r.details}
-    notes = list(dict.fromkeys(n for r in results for n in r.notes if n not in recomputed))
+    few = {few_predicates(int(r.details["predicates"]), int(r.details["predicates_asked"]))
+           for r in results if first.attack == SINGLING_OUT}
+    notes = list(dict.fromkeys(n for r in results for n in r.notes if n not in few and n not in computed_notes()))
     evidence = list(dict.fromkeys(e for r in results for e in r.evidence))[:SHOWN_EVIDENCE]
     if first.attack == SINGLING_OUT:
         main, control, covariance, details = _singling_out(results, confidence)
-        if any(few_predicates(int(r.details["predicates"]), int(r.details["predicates_asked"])) in r.notes
-               for r in results if "predicates_asked" in r.details):
+        if any(n in few for r in results for n in r.notes):
             notes.append(few_predicates(details["predicates"], details["predicates_asked"]))
     else:
         main = success_rate(sum(r.main.n_success for r in results), sum(r.main.n_attacks for r in results), confidence)
@@ -121,7 +120,7 @@ def _singling_out(results: Sequence[AttackResult], confidence: float):
         by_columns.update(r.details.get("succeeding_by_columns", {}))
     details = {
         "predicates": n,
-        "predicates_asked": sum(int(r.details.get("predicates_asked", r.details["predicates"])) for r in results),
+        "predicates_asked": total("predicates_asked"),
         "singling_out_training_person": training,
         "singling_out_control_person": control,
         "control_scale": scale,
