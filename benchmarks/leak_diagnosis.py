@@ -9,10 +9,13 @@ everything else she knows) is traced back through the run's private pairing, kep
 
 - is it her own avatar? did it take its categories from her (its drawn neighbour ``J`` is she)? did she
   give it its sensitive values (its donor is she)?
-- with the visits: were the visits linked to it made from her visits, or did her visits give their reasons?
+- with the visits: were the visits linked to it made from her visits, did they take their categories from hers
+  (their drawn neighbour is one of her visits), or did her visits give their reasons?
 
-and the attacker's success in each case, beside her success on training and on control people overall; and
-how many training and control people find their sex, zip code and blood type together in the release.
+and the attacker's success in each case, beside her success on training and on control people overall; how
+far the row read is from training and from control people, the success by fifths of that distance, and the
+columns that bring training people closest; and how many training and control people find their sex, zip code
+and blood type together in the release.
 """
 
 from __future__ import annotations
@@ -62,7 +65,38 @@ def attacked_rows(training, control, release, types, secret: str):
             for group in ("training", "control")}
     right = {group: right_guesses(coded, column, coded["release"][read[group], column], coded[group][:, column],
                                   DEFAULT_TOLERANCE) for group in read}
-    return read["training"], right
+    apart = {group: {coded.columns[j]: _paired_distance(coded, coded[group][:, j], coded["release"][read[group], j], j)
+                     for j in known} for group in read}
+    return read["training"], right, apart
+
+
+def _paired_distance(coded, a: np.ndarray, b: np.ndarray, j: int) -> np.ndarray:
+    """The attacker's distance on column ``j`` between ``a[i]`` and ``b[i]`` (relanon.metrics.attacks.coding)."""
+    missing = np.isnan(a) | np.isnan(b)
+    if coded.numeric[j]:
+        distance = np.abs(np.where(missing, 0.0, a - b)) / coded.spans[j]
+    else:
+        distance = (np.where(missing, 0.0, a) != np.where(missing, 0.0, b)).astype(np.float64)
+    return np.where(missing, (np.isnan(a) ^ np.isnan(b)).astype(np.float64), distance)
+
+
+def _by_distance(found: dict) -> list[str]:
+    """How far the row read is from training and control people, and the attacker's success by fifths of that
+    distance: a leak by closeness (training people nearer, equally right at equal distance) or by values."""
+    total = {g: sum(found[g]["apart"].values()) for g in ("training", "control")}
+    edges = np.quantile(np.concatenate(list(total.values())), np.linspace(0, 1, 6))
+    fifths = {g: np.clip(np.searchsorted(edges, total[g], side="right") - 1, 0, 4) for g in total}
+    lines = [f"  the attacker's distance to the row read: median {np.median(total['training']):.3f} for training "
+             f"people, {np.median(total['control']):.3f} for control"]
+    for fifth in range(5):
+        parts = [f"{g} {np.mean(fifths[g] == fifth):.2f} of people, right {found[g]['right'][fifths[g] == fifth].mean():.3f}"
+                 for g in total]
+        lines.append(f"    fifth {fifth + 1} of the distances ({edges[fifth]:.2f}-{edges[fifth + 1]:.2f}): " + "; ".join(parts))
+    gaps = {c: found["control"]["apart"][c].mean() - found["training"]["apart"][c].mean() for c in found["training"]["apart"]}
+    largest = sorted(gaps, key=gaps.get, reverse=True)[:3]
+    lines.append("    columns that bring training people closest (mean distance, training / control): " + ", ".join(
+        f"{c} {found['training']['apart'][c].mean():.3f} / {found['control']['apart'][c].mean():.3f}" for c in largest))
+    return lines
 
 
 def main() -> None:
@@ -74,6 +108,7 @@ def main() -> None:
     database = check_database(schema, database)
     totals: dict[str, np.ndarray] = {}
     coverage: dict[str, list] = {}
+    closeness: dict[str, dict] = {}
     for seed in seeds_from(args.seeds):
         split = split_database(schema, database, holdout=0.5, random_state=_stream(seed, "holdout"))
         with warnings.catch_warnings():
@@ -87,6 +122,7 @@ def main() -> None:
         visit_rows = result.releases["visits"].original_position
         made_from = visits["patient_id"].to_numpy()[visit_rows]
         reason_from = visits["patient_id"].to_numpy()[visit_donors[visit_rows]]
+        drawn_from = visits["patient_id"].to_numpy()[visit_drawn[visit_rows]]
         linked_to = result.tables["visits"]["patient_id"].to_numpy()
         released_keys = result.tables["patients"]["patient_id"].to_numpy()
         own_keys = patients["patient_id"].to_numpy()
@@ -95,7 +131,7 @@ def main() -> None:
             held = views(schema, split.control["patients"], "patients", columns)[position]
             release = views(schema, result.tables, "patients", columns)[position]
             control = held.frame.iloc[split.control_rows["patients"]].reset_index(drop=True)
-            read, right = attacked_rows(trained.frame, control, release.frame, trained.types, secret)
+            read, right, apart = attacked_rows(trained.frame, control, release.frame, trained.types, secret)
             person = np.arange(len(read))
             source = released.original_position[read]
             cases = {"own avatar": source == person, "took her categories": drawn[source] == person,
@@ -104,6 +140,8 @@ def main() -> None:
                 children = [np.flatnonzero(linked_to == released_keys[r]) for r in read]
                 cases["visits made from hers"] = np.array([bool(np.any(made_from[c] == own_keys[i]))
                                                            for i, c in enumerate(children)])
+                cases["visits whose drawn neighbour is hers"] = np.array(
+                    [bool(np.any(drawn_from[c] == own_keys[i])) for i, c in enumerate(children)])
                 cases["reasons given by hers"] = np.array([bool(np.any(reason_from[c] == own_keys[i]))
                                                            for i, c in enumerate(children)])
             key = f"{trained.name}, {secret}"
@@ -111,6 +149,11 @@ def main() -> None:
             for mask in cases.values():
                 counts += [mask.sum(), right["training"][mask].sum()]
             totals.setdefault(key, (list(cases), np.zeros(len(counts))))[1][:] += counts
+            for group in right:
+                kept = closeness.setdefault(key, {}).setdefault(group, {"right": [], "apart": {}})
+                kept["right"].append(right[group])
+                for column, values in apart[group].items():
+                    kept["apart"].setdefault(column, []).append(values)
         tuples = (["sex", "zip_code", "blood_type"])
         in_release = set(map(tuple, result.tables["patients"][tuples].astype(str).to_numpy()))
         strangers = split.control["patients"]["patients"].iloc[split.control_rows["patients"]]
@@ -126,6 +169,10 @@ def main() -> None:
             held, right = counts[3 + 2 * j], counts[4 + 2 * j]
             print(f"  the row read is {name}: {held / counts[2]:.4f} of training people; right there "
                   f"{right / held if held else float('nan'):.3f}")
+        found = {g: {"right": np.concatenate(kept["right"]),
+                     "apart": {c: np.concatenate(v) for c, v in kept["apart"].items()}}
+                 for g, kept in closeness[key].items()}
+        print("\n".join(_by_distance(found)))
 
 
 if __name__ == "__main__":

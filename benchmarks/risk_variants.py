@@ -3,6 +3,8 @@
     python benchmarks/risk_variants.py --seeds 1-18                       # the release
     python benchmarks/risk_variants.py --seeds 1-18 --variant protect50   # a variant
     python benchmarks/risk_variants.py --seeds 1-9 --variant other_doctors --only doctors
+    python benchmarks/risk_variants.py --seeds 1-18 --k patients=40,visits=20,doctors=20   # other k
+    python benchmarks/risk_variants.py --seeds 1-18 --k patients=40 --min-count patients=20
 
 Each seed is one ``relanon.assess`` run on the demo database (``relanon demo``'s data, 50 / 50 balanced
 split): its own split, anonymization and attacks, as one round of ``relanon assess --rounds``. The attack
@@ -22,6 +24,9 @@ the avatar decoding for the length of the run:
 - ``other_patients`` / ``other_doctors``: a visit's neighbours taken among the visits of other patients /
   of other doctors (the siblings of a record are skipped);
 - ``hospital_groups``: a doctor's numbers spread like the group of her hospital's categories too.
+
+``--k`` sets the ``k`` of some tables instead of the demo schema's, ``--min-count`` the ``min_count`` of every column
+of some tables (settings of the schema, not rules).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import math
 import sys
 import time
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -101,6 +107,19 @@ def _skip_siblings(link: int) -> None:
     avatar_module.pattern_neighbours = past_siblings
 
 
+def with_settings(schema, k: str | None, min_count: str | None):
+    """The schema with the ``k`` of the tables named in ``k`` (``patients=40,visits=20``) and the ``min_count``
+    of every column of those named in ``min_count`` changed."""
+    tables = dict(schema.tables)
+    for part in (k or "").split(",") if k else []:
+        name, value = part.split("=")
+        tables[name] = replace(tables[name], anonymize=replace(tables[name].anonymize, k=int(value)))
+    for part in (min_count or "").split(",") if min_count else []:
+        name, value = part.split("=")
+        tables[name] = replace(tables[name], columns=tuple(replace(c, min_count=int(value)) for c in tables[name].columns))
+    return schema.with_tables(tables)
+
+
 def seeds_from(text: str) -> list[int]:
     if "-" in text:
         first, last = (int(x) for x in text.split("-"))
@@ -114,9 +133,13 @@ def main() -> None:
     parser.add_argument("--variant", choices=VARIANTS, default="release")
     parser.add_argument("--only", help="print only the attacks on views of this individual table")
     parser.add_argument("--scale", type=float, default=1.0, help="size of the demo database (1 = relanon demo's)")
+    parser.add_argument("--k", help="the k of some tables, as patients=40,visits=20 (default: the demo schema's)")
+    parser.add_argument("--min-count", help="the min_count of every column of some tables, as patients=20 "
+                        "(default: the table's k)")
     args = parser.parse_args()
     apply_variant(args.variant)
     schema, database = hospital(scale=args.scale, seed=0)
+    schema = with_settings(schema, args.k, args.min_count)
     started = time.perf_counter()
     pooled: dict[str, np.ndarray] = {}
     for seed in seeds_from(args.seeds):
@@ -129,7 +152,9 @@ def main() -> None:
             pooled[key] += [attack.main.n_success, attack.main.n_attacks, attack.control.n_success,
                             attack.control.n_attacks]
         print(f"seed {seed} done ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
-    print(f"variant {args.variant}, seeds {args.seeds}, demo scale {args.scale}: pooled success and risk "
+    print(f"variant {args.variant}, seeds {args.seeds}, demo scale {args.scale}, k {args.k or 'of the demo schema'}, "
+          f"min_count {args.min_count or 'of the demo schema'}: "
+          "pooled success and risk "
           "(+- 1.96 binomial standard errors)")
     for key, (main_success, main_n, control_success, control_n) in pooled.items():
         if args.only and f"({args.only}" not in key.split(" | ")[0]:
