@@ -1,6 +1,8 @@
 """Where the demo patients' remaining inference risks come from: what the attacker's released row is to her.
 
     python benchmarks/leak_diagnosis.py --seeds 1-4
+    python benchmarks/leak_diagnosis.py --seeds 1-8 --variant scaled_pairs       # a variant of risk_variants.py
+    python benchmarks/leak_diagnosis.py --seeds 1-8 --k patients=40 --min-count patients=20
 
 For each seed: the split and anonymization of ``relanon assess --seed`` (one round), then the inference
 attacks on the patients, alone (``smoker``) and with their visits' aggregates (``smoker`` and the most
@@ -30,7 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import relanon.engine.avatar as avatar_module  # noqa: E402
-from benchmarks.risk_variants import seeds_from  # noqa: E402
+from benchmarks.risk_variants import VARIANTS, apply_variant, seeds_from, with_settings  # noqa: E402
 from relanon.datasets import hospital  # noqa: E402
 from relanon.metrics.attacks.assessment import _released_columns, _stream  # noqa: E402
 from relanon.metrics.attacks.coding import code_frames, nearest  # noqa: E402
@@ -102,9 +104,14 @@ def _by_distance(found: dict) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="1-4")
+    parser.add_argument("--variant", choices=VARIANTS, default="release", help="as in risk_variants.py")
+    parser.add_argument("--k", help="the k of some tables, as patients=40,visits=20")
+    parser.add_argument("--min-count", help="the min_count of every column of some tables, as patients=20")
     args = parser.parse_args()
+    apply_variant(args.variant)
     _catch_donors()
     schema, database = hospital(scale=1.0, seed=0)
+    schema = with_settings(schema, args.k, args.min_count)
     database = check_database(schema, database)
     totals: dict[str, np.ndarray] = {}
     coverage: dict[str, list] = {}
@@ -161,10 +168,14 @@ def main() -> None:
             found = [tuple(t) in in_release for t in frame[tuples].astype(str).to_numpy()]
             coverage.setdefault(label, []).append(float(np.mean(found)))
         print(f"seed {seed} done", file=sys.stderr, flush=True)
+    print(f"variant {args.variant}, k {args.k or 'of the demo schema'}, min_count {args.min_count or 'of the demo schema'}")
     print(f"people whose sex, zip code and blood type are found together in the release: training "
           f"{np.mean(coverage['training']):.3f}, control {np.mean(coverage['control']):.3f}")
     for key, (names, counts) in totals.items():
-        print(f"{key}: right for {counts[0] / counts[2]:.3f} of training people, {counts[1] / counts[2]:.3f} of control")
+        main_rate = counts[0] / counts[2]
+        control_rate = counts[1] / sum(len(r) for r in closeness[key]["control"]["right"])
+        print(f"{key}: right for {main_rate:.3f} of training people, {control_rate:.3f} of control (risk "
+              f"{(main_rate - control_rate) / (1 - control_rate):.3f}, every person attacked)")
         for j, name in enumerate(names):
             held, right = counts[3 + 2 * j], counts[4 + 2 * j]
             print(f"  the row read is {name}: {held / counts[2]:.4f} of training people; right there "

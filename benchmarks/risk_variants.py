@@ -23,7 +23,12 @@ the avatar decoding for the length of the run:
 - ``no_pull``: numbers not moved half-way to the drawn neighbour;
 - ``other_patients`` / ``other_doctors``: a visit's neighbours taken among the visits of other patients /
   of other doctors (the siblings of a record are skipped);
-- ``hospital_groups``: a doctor's numbers spread like the group of her hospital's categories too.
+- ``hospital_groups``: a doctor's numbers spread like the group of her hospital's categories too;
+- ``pair_holders2``: a donor's sensitive values may form with the avatar's other categorical values combinations
+  and pairs that 2 records hold (``min_count``, the table's ``k`` by default, in the release);
+- ``scaled_pairs``: those combinations and pairs held by ``min_count`` records times the share of the sensitive
+  value over the share of the most frequent one (at least 2): the same chance for every value;
+- ``wide_shift``: the small-group shifts of numbers 1.5 times as wide (``SHIFT_SCALE`` 1.5).
 
 ``--k`` sets the ``k`` of some tables instead of the demo schema's, ``--min-count`` the ``min_count`` of every column
 of some tables (settings of the schema, not rules).
@@ -53,7 +58,8 @@ import relanon.multitable.pipeline as pipeline_module  # noqa: E402
 from relanon.datasets import hospital  # noqa: E402
 from relanon.engine.neighbours import Neighbours  # noqa: E402
 
-VARIANTS = ("release", "protect50", "flat", "no_pull", "other_patients", "other_doctors", "hospital_groups")
+VARIANTS = ("release", "protect50", "flat", "no_pull", "other_patients", "other_doctors", "hospital_groups",
+            "pair_holders2", "scaled_pairs", "wide_shift")
 
 
 def apply_variant(variant: str) -> None:
@@ -76,6 +82,32 @@ def apply_variant(variant: str) -> None:
             return shifts(table, [*columns, *(c for c in parents if c not in columns)], chosen, rng, *args, **kwargs)
 
         avatar_module.small_group_shifts = with_parents
+    elif variant == "pair_holders2":
+        donors = avatar_module.sensitive_donors
+
+        def two_holders(*args, **kwargs):
+            kwargs["combination_holders"] = min(kwargs.get("combination_holders", 1), 2)
+            return donors(*args, **kwargs)
+
+        avatar_module.sensitive_donors = two_holders
+    elif variant == "scaled_pairs":
+        private_values_module._held_combinations = _scaled_combinations
+    elif variant == "wide_shift":
+        avatar_module.small_group_shifts = functools.partial(avatar_module.small_group_shifts, scale=1.5)
+
+
+def _scaled_combinations(table, others, shared, secret, holders: int) -> tuple:
+    """``_held_combinations`` with the count asked of a combination scaled by its sensitive value's share."""
+    base = secret.max(initial=0) + 1
+    share = np.bincount(secret, minlength=base) / max(len(secret), 1)
+    need = np.maximum(min(2, holders), np.ceil(holders * share / share.max()))
+    existing, count = np.unique(shared * base + secret, return_counts=True)
+    pairs = []
+    for column in others:
+        codes = private_values_module.value_codes(table[column])
+        held, count_pair = np.unique(codes * base + secret, return_counts=True)
+        pairs.append((codes, held[count_pair >= need[held % base]]))
+    return base, existing[count >= need[existing % base]], pairs
 
 
 def _skip_siblings(link: int) -> None:
