@@ -3,6 +3,8 @@
     python benchmarks/risk_variants.py --seeds 1-18                       # the release
     python benchmarks/risk_variants.py --seeds 1-18 --variant protect50   # a variant
     python benchmarks/risk_variants.py --seeds 1-9 --variant other_doctors --only doctors
+    python benchmarks/risk_variants.py --seeds 1-18 --k patients=40,visits=20,doctors=20   # other k
+    python benchmarks/risk_variants.py --seeds 1-18 --k patients=40 --min-count patients=20
 
 Each seed is one ``relanon.assess`` run on the demo database (``relanon demo``'s data, 50 / 50 balanced
 split): its own split, anonymization and attacks, as one round of ``relanon assess --rounds``. The attack
@@ -21,7 +23,15 @@ the avatar decoding for the length of the run:
 - ``no_pull``: numbers not moved half-way to the drawn neighbour;
 - ``other_patients`` / ``other_doctors``: a visit's neighbours taken among the visits of other patients /
   of other doctors (the siblings of a record are skipped);
-- ``hospital_groups``: a doctor's numbers spread like the group of her hospital's categories too.
+- ``hospital_groups``: a doctor's numbers spread like the group of her hospital's categories too;
+- ``pair_holders2``: a donor's sensitive values may form with the avatar's other categorical values combinations
+  and pairs that 2 records hold (``min_count``, the table's ``k`` by default, in the release);
+- ``scaled_pairs``: those combinations and pairs held by ``min_count`` records times the share of the sensitive
+  value over the share of the most frequent one (at least 2): the same chance for every value;
+- ``wide_shift``: the small-group shifts of numbers 1.5 times as wide (``SHIFT_SCALE`` 1.5).
+
+``--k`` sets the ``k`` of some tables instead of the demo schema's, ``--min-count`` the ``min_count`` of every column
+of some tables (settings of the schema, not rules).
 """
 
 from __future__ import annotations
@@ -32,6 +42,7 @@ import math
 import sys
 import time
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +58,8 @@ import relanon.multitable.pipeline as pipeline_module  # noqa: E402
 from relanon.datasets import hospital  # noqa: E402
 from relanon.engine.neighbours import Neighbours  # noqa: E402
 
-VARIANTS = ("release", "protect50", "flat", "no_pull", "other_patients", "other_doctors", "hospital_groups")
+VARIANTS = ("release", "protect50", "flat", "no_pull", "other_patients", "other_doctors", "hospital_groups",
+            "pair_holders2", "scaled_pairs", "wide_shift")
 
 
 def apply_variant(variant: str) -> None:
@@ -70,6 +82,32 @@ def apply_variant(variant: str) -> None:
             return shifts(table, [*columns, *(c for c in parents if c not in columns)], chosen, rng, *args, **kwargs)
 
         avatar_module.small_group_shifts = with_parents
+    elif variant == "pair_holders2":
+        donors = avatar_module.sensitive_donors
+
+        def two_holders(*args, **kwargs):
+            kwargs["combination_holders"] = min(kwargs.get("combination_holders", 1), 2)
+            return donors(*args, **kwargs)
+
+        avatar_module.sensitive_donors = two_holders
+    elif variant == "scaled_pairs":
+        private_values_module._held_combinations = _scaled_combinations
+    elif variant == "wide_shift":
+        avatar_module.small_group_shifts = functools.partial(avatar_module.small_group_shifts, scale=1.5)
+
+
+def _scaled_combinations(table, others, shared, secret, holders: int) -> tuple:
+    """``_held_combinations`` with the count asked of a combination scaled by its sensitive value's share."""
+    base = secret.max(initial=0) + 1
+    share = np.bincount(secret, minlength=base) / max(len(secret), 1)
+    need = np.maximum(min(2, holders), np.ceil(holders * share / share.max()))
+    existing, count = np.unique(shared * base + secret, return_counts=True)
+    pairs = []
+    for column in others:
+        codes = private_values_module.value_codes(table[column])
+        held, count_pair = np.unique(codes * base + secret, return_counts=True)
+        pairs.append((codes, held[count_pair >= need[held % base]]))
+    return base, existing[count >= need[existing % base]], pairs
 
 
 def _skip_siblings(link: int) -> None:
@@ -101,6 +139,19 @@ def _skip_siblings(link: int) -> None:
     avatar_module.pattern_neighbours = past_siblings
 
 
+def with_settings(schema, k: str | None, min_count: str | None):
+    """The schema with the ``k`` of the tables named in ``k`` (``patients=40,visits=20``) and the ``min_count``
+    of every column of those named in ``min_count`` changed."""
+    tables = dict(schema.tables)
+    for part in (k or "").split(",") if k else []:
+        name, value = part.split("=")
+        tables[name] = replace(tables[name], anonymize=replace(tables[name].anonymize, k=int(value)))
+    for part in (min_count or "").split(",") if min_count else []:
+        name, value = part.split("=")
+        tables[name] = replace(tables[name], columns=tuple(replace(c, min_count=int(value)) for c in tables[name].columns))
+    return schema.with_tables(tables)
+
+
 def seeds_from(text: str) -> list[int]:
     if "-" in text:
         first, last = (int(x) for x in text.split("-"))
@@ -114,9 +165,13 @@ def main() -> None:
     parser.add_argument("--variant", choices=VARIANTS, default="release")
     parser.add_argument("--only", help="print only the attacks on views of this individual table")
     parser.add_argument("--scale", type=float, default=1.0, help="size of the demo database (1 = relanon demo's)")
+    parser.add_argument("--k", help="the k of some tables, as patients=40,visits=20 (default: the demo schema's)")
+    parser.add_argument("--min-count", help="the min_count of every column of some tables, as patients=20 "
+                        "(default: the table's k)")
     args = parser.parse_args()
     apply_variant(args.variant)
     schema, database = hospital(scale=args.scale, seed=0)
+    schema = with_settings(schema, args.k, args.min_count)
     started = time.perf_counter()
     pooled: dict[str, np.ndarray] = {}
     for seed in seeds_from(args.seeds):
@@ -129,7 +184,9 @@ def main() -> None:
             pooled[key] += [attack.main.n_success, attack.main.n_attacks, attack.control.n_success,
                             attack.control.n_attacks]
         print(f"seed {seed} done ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
-    print(f"variant {args.variant}, seeds {args.seeds}, demo scale {args.scale}: pooled success and risk "
+    print(f"variant {args.variant}, seeds {args.seeds}, demo scale {args.scale}, k {args.k or 'of the demo schema'}, "
+          f"min_count {args.min_count or 'of the demo schema'}: "
+          "pooled success and risk "
           "(+- 1.96 binomial standard errors)")
     for key, (main_success, main_n, control_success, control_n) in pooled.items():
         if args.only and f"({args.only}" not in key.split(" | ")[0]:

@@ -14,7 +14,7 @@ from relanon.common.errors import ParameterError
 from relanon.metrics.attacks import assess, inference, linkability, singling_out
 from relanon.metrics.attacks.confidence import residual_risk, success_rate
 from relanon.metrics.attacks.results import LINKABILITY, attack_result, no_leak_risk
-from relanon.metrics.attacks.rounds import pooled, rounds_needed
+from relanon.metrics.attacks.rounds import pooled, rounds_needed, rounds_to_settle
 from relanon.present.attacks import verdict_text
 from relanon.schema.validation import check_database
 
@@ -128,6 +128,8 @@ def test_assess_pools_rounds_and_its_first_round_is_the_single_run(hospital):
         again = assess(schema, db, random_state=2, n_predicates=150, rounds=2, progress=False)
     assert again.to_json() == two.to_json()  # seeded
     assert two.rounds == 2 and two.to_dict()["rounds"] == 2
+    # the k of every avatar table, the verdict's lever against measured leaks (those of the schema)
+    assert two.k == {t.name: t.anonymize.k for t in schema} and two.to_dict()["k"] == two.k
     # the first round is the single run: the same release measured
     assert one.evaluation.details.equals(two.evaluation.details)
     assert [(a.view, a.attack, a.target) for a in one.attacks] == [(a.view, a.attack, a.target) for a in two.attacks]
@@ -187,3 +189,15 @@ def test_the_verdict_says_how_many_rounds_would_settle_the_inconclusive_attacks(
         assert f"--rounds {max(practical)})" in text
     if len(practical) < len(needed):
         assert "rounds would be needed: more than is practical" in text
+
+
+def test_rounds_to_settle_a_failed_risk_whose_interval_reaches_0():
+    # width 0.08: the bound below 5 % after (0.08 / 0.03)**2 = 7.1 rounds, above 0 only after (0.08 / 0.02)**2 = 16
+    assert rounds_to_settle(0.02, 0.10) == 8
+    assert rounds_to_settle(0.02, 0.10, rounds=2) == 15  # measured over 2 rounds: 2 * 7.1 = 14.2
+    # a risk of 6 % can only be shown above 0: (0.14 / 0.06)**2 = 5.4
+    assert rounds_to_settle(0.06, 0.20) == 6
+    # a risk of 0 can only be shown below 5 %: (0.2 / 0.05)**2 = 16
+    assert rounds_to_settle(0.0, 0.20) == 16
+    assert rounds_to_settle(0.049, 0.5) == 85  # neither comes soon: the larger advice (more people) is the verdict's
+    assert rounds_to_settle(0.02, 0.021) == 2  # at least one more round

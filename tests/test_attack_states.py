@@ -166,9 +166,36 @@ def test_the_verdict_tells_failed_attacks_whose_interval_reaches_0():
     noisy, leak = result(0.10, 0.02, 50, 50), result(0.95, 0.3, 100, 100, attack="linkability")
     assert noisy.state == FAILED and noisy.risk.low == 0 and leak.risk.low > 0
     verdict = verdict_text(assessment_of([noisy, leak], {"doctors": (100, 100)}))
-    assert "RISK: 2 of 2 attacks" in verdict and "more about its own people than about others (1 of them; the " \
-        "other 1 have intervals that reach 0: a leak or too few people" in verdict
+    assert "RISK: 2 of 2 attacks" in verdict and "more about its own people than about others (1 of them); the " \
+        "other 1 has an interval that reaches 0: a leak or too few people" in verdict
     only_noisy = verdict_text(assessment_of([noisy], {"doctors": (100, 100)}))
     assert "their intervals reach 0: a leak or too few people" in only_noisy and "own people" not in only_noisy
+    # how many rounds would settle it, if the risk is what it measures now: the upper bound's distance to the
+    # risk shrinks as one over the square root of the rounds, until it is below the risk (a leak shown) or
+    # below 5 % minus the risk (nothing shown)
+    width = noisy.risk.high - noisy.risk.value
+    settle = math.ceil(min((width / noisy.risk.value) ** 2, (width / (0.05 - noisy.risk.value)) ** 2 if
+                           noisy.risk.value < 0.05 else math.inf))
+    assert 1 < settle <= 20
+    assert f"(about {settle} rounds if the risks are what they measure now: --rounds {settle})" in only_noisy
+    hopeless = result(0.2, 0.15, 20, 20)  # 5 points of risk, 20 people: about 29 rounds
+    assert hopeless.state == FAILED and "more than is practical, hold out more people" in verdict_text(
+        assessment_of([hopeless], {"doctors": (100, 100)}))
     only_leak = verdict_text(assessment_of([leak], {"doctors": (100, 100)}))
     assert "reach 0" not in only_leak and "more about its own people than about others" in only_leak
+
+
+def test_the_verdict_names_the_k_to_raise_against_measured_leaks_only():
+    """A leak whose interval stays above 0 is answered by the k of the avatar tables its view reads; an
+    interval reaching 0 is answered by more rounds, not by a smoother release."""
+    leak = result(0.95, 0.3, 100, 100, view="TO_TOP_ENRICHED(doctors, patients)", attack="linkability")
+    noisy = result(0.10, 0.02, 50, 50)
+    both = dataclasses.replace(assessment_of([noisy, leak], {"doctors": (100, 100)}), k={"doctors": 10, "patients": 20})
+    assert "(1 of them: raise k of the tables they read (doctors: k=10, patients: k=20) and assess again" in \
+        verdict_text(both)
+    alone = dataclasses.replace(assessment_of([leak], {"doctors": (100, 100)}), k={"patients": 20})
+    # doctors kept as they are: no k to raise
+    assert "than about others; to lower the risks, raise k of the tables they read (patients: k=20)" in \
+        verdict_text(alone)
+    unsettled = dataclasses.replace(assessment_of([noisy], {"doctors": (100, 100)}), k={"doctors": 10})
+    assert "raise k" not in verdict_text(unsettled)

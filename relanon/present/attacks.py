@@ -8,7 +8,7 @@ import math
 import pandas as pd
 
 from relanon.metrics.attacks.results import FAILED, INCONCLUSIVE, PASSED, RISK_TARGET
-from relanon.metrics.attacks.rounds import PRACTICAL_ROUNDS, rounds_needed
+from relanon.metrics.attacks.rounds import PRACTICAL_ROUNDS, rounds_needed, rounds_to_settle
 
 MARKS = {FAILED: "!", INCONCLUSIVE: "?"}
 LEGEND = (f"! = upper bound >= {100 * RISK_TARGET:.0f} %; ? = inconclusive: risk below {100 * RISK_TARGET:.0f} % "
@@ -85,13 +85,16 @@ def verdict_text(assessment) -> str:
                 f"{_more_evidence(assessment, unproven)})" if unproven else "")
         # a failed attack whose interval reaches 0 may be a leak or too few people: more rounds tell which
         unsettled = sum(a.risk.low <= 0 for a in failed)
-        apart = "a leak or too few people, which more rounds would tell apart"
+        apart = (f"a leak or too few people, which more rounds would tell apart ({_settling(assessment, failed)})"
+                 if unsettled else "")
         if unsettled == len(failed):
             why = f"; their intervals reach 0: {apart}"
         else:
+            lever = _smoother(assessment, [a for a in failed if a.risk.low > 0])
             why = "; the release tells an attacker more about its own people than about others" + (
-                f" ({len(failed) - unsettled} of them; the other {unsettled} have intervals that reach 0: {apart})"
-                if unsettled else "")
+                f" ({len(failed) - unsettled} of them{': ' + lever if lever else ''}); the other {unsettled} "
+                f"{'has an interval that reaches' if unsettled == 1 else 'have intervals that reach'} 0: {apart}"
+                if unsettled else f"{'; to lower the risks, ' + lever if lever else ''}")
         lines.append(f"RISK: {len(failed)} of {len(assessment.attacks)} attacks have a risk whose upper bound reaches "
                      f"{target}{why}{more}")
     elif unproven:
@@ -213,6 +216,27 @@ def _more_evidence(assessment, unproven) -> str:
     else:
         parts.append("hold out more people")
     return ", or ".join(parts)
+
+
+def _settling(assessment, failed) -> str:
+    """About how many rounds would settle every failed attack whose interval reaches 0, if the risks are what
+    they measure now."""
+    most = max(rounds_to_settle(a.risk.value, a.risk.high, assessment.rounds) for a in failed if a.risk.low <= 0)
+    if most > PRACTICAL_ROUNDS:
+        return (f"about {most} rounds if the risks are what they measure now: more than is practical, hold out "
+                "more people")
+    return f"about {most} rounds if the risks are what they measure now: --rounds {most}"
+
+
+def _smoother(assessment, leaks) -> str:
+    """The lever against measured leaks: the ``k`` of the avatar tables their views read (more neighbours per
+    avatar: training people no closer to the release than others, and a less faithful release)."""
+    tables = dict.fromkeys(t for a in leaks for t in assessment.cells.get(a.view, ()) if t in assessment.k)
+    if not tables:
+        return ""
+    now = ", ".join(f"{t}: k={assessment.k[t]}" for t in tables)
+    return (f"raise k of the tables they read ({now}) and assess again: more neighbours per avatar, a smoother "
+            "release that keeps less detail")
 
 
 def _unproven_tables(assessment, unproven) -> str:

@@ -92,6 +92,9 @@ class Assessment:
         View -> (individual table, table): the cell of the risk matrix each view fills.
     rounds : int
         Independent splits whose attacks are pooled (``sizes`` are those of one round).
+    k : dict
+        Table anonymized by the avatar method -> its ``k``: what the verdict advises to raise against a
+        measured leak (more neighbours per avatar: a smoother release, less faithful).
     """
 
     attacks: list
@@ -106,6 +109,7 @@ class Assessment:
     risk_state: pd.DataFrame | None = None
     cells: dict = field(default_factory=dict)
     rounds: int = 1
+    k: dict = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -132,6 +136,7 @@ class Assessment:
         return plain({
             "holdout": self.holdout,
             "rounds": self.rounds,
+            "k": self.k,
             "risk_target": RISK_TARGET,
             "passed": self.passed,
             "state": self.state,
@@ -213,7 +218,8 @@ def assess(schema: Schema, database, *, holdout: float = DEFAULT_HOLDOUT, random
         notes.append(f"few control people in {small}: the intervals are wide, and a risk below 5 % cannot be "
                      "shown with fewer than about 100 control people per round")
     return Assessment(attacks, distances, risk_matrix, risk_upper, risk_passed, calibrated, dict(split.sizes),
-                      float(holdout), notes, risk_state, cells, rounds)
+                      float(holdout), notes, risk_state, cells, rounds,
+                      {t.name: t.anonymize.k_or_default for t in schema if t.anonymize.method == "avatar"})
 
 
 class _Round(NamedTuple):

@@ -50,6 +50,30 @@ def rounds_needed(floor: float, rounds: int = 1, target: float = RISK_TARGET) ->
     return max(rounds + 1, math.ceil(rounds * (floor / target) ** 2))
 
 
+def rounds_to_settle(risk: float, high: float, rounds: int = 1, target: float = RISK_TARGET) -> int:
+    """About how many rounds would tell a failed risk whose interval reaches 0, measured over ``rounds``, from
+    nothing or from a leak, if the risk is what it measures now: the rounds that bring its upper bound below
+    ``target`` (no leak shown) or its lower bound above 0 (a leak shown), whichever comes first.
+
+    The interval's half-width is taken as ``high - risk`` (the lower bound is cut at 0) and shrinks as one
+    over the square root of the trials.
+
+    Examples
+    --------
+    >>> rounds_to_settle(0.01, 0.07), rounds_to_settle(0.07, 0.16), rounds_to_settle(0.14, 0.38)
+    (3, 2, 3)
+    """
+    width = high - risk
+    if math.isnan(width) or width <= 0:
+        return rounds
+    needed = []
+    if risk > 0:
+        needed.append(rounds * (width / risk) ** 2)  # the lower bound above 0
+    if risk < target:
+        needed.append(rounds * (width / (target - risk)) ** 2)  # the upper bound below the target
+    return max(rounds + 1, math.ceil(min(needed))) if needed else rounds
+
+
 def pooled(results: Sequence[AttackResult]) -> AttackResult:
     """One attack's results over several rounds, as one result of all their trials.
 
