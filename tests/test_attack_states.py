@@ -191,8 +191,10 @@ def test_the_verdict_names_the_k_to_raise_against_measured_leaks_only():
     leak = result(0.95, 0.3, 100, 100, view="TO_TOP_ENRICHED(doctors, patients)", attack="linkability")
     noisy = result(0.10, 0.02, 50, 50)
     both = dataclasses.replace(assessment_of([noisy, leak], {"doctors": (100, 100)}), k={"doctors": 10, "patients": 20})
-    assert "(1 of them: raise k of the tables they read (doctors: k=10, patients: k=20) and assess again" in \
-        verdict_text(both)
+    text = verdict_text(both)
+    assert "(1 of them: raise k of the tables they read (doctors: k=10, patients: k=20) and assess again" in text
+    # what raising k costs, said with the advice: a min_count that follows k turns rare values down
+    assert "a min_count left to follow k turns more rare values down" in text
     alone = dataclasses.replace(assessment_of([leak], {"doctors": (100, 100)}), k={"patients": 20})
     # doctors kept as they are: no k to raise
     assert "than about others; to lower the risks, raise k of the tables they read (patients: k=20)" in \
