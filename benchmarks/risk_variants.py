@@ -28,7 +28,11 @@ the avatar decoding for the length of the run:
   and pairs that 2 records hold (``min_count``, the table's ``k`` by default, in the release);
 - ``scaled_pairs``: those combinations and pairs held by ``min_count`` records times the share of the sensitive
   value over the share of the most frequent one (at least 2): the same chance for every value;
-- ``wide_shift``: the small-group shifts of numbers 1.5 times as wide (``SHIFT_SCALE`` 1.5).
+- ``wide_shift``: the small-group shifts of numbers 1.5 times as wide (``SHIFT_SCALE`` 1.5);
+- ``tuple_holders5``: an avatar's tuple of categorical values, and each pair of them, released only when 5 records
+  hold it (``COMBINATION_HOLDERS`` 5, 2 in the release);
+- ``parents_in_tuples``: that tuple counted with the categorical columns of the parents broadcast into the table
+  (a doctor's specialty with her hospital's city: the pair that steers her link), not her own columns alone.
 
 ``--k`` sets the ``k`` of some tables instead of the demo schema's, ``--min-count`` the ``min_count`` of every column
 of some tables (settings of the schema, not rules).
@@ -59,7 +63,7 @@ from relanon.datasets import hospital  # noqa: E402
 from relanon.engine.neighbours import Neighbours  # noqa: E402
 
 VARIANTS = ("release", "protect50", "flat", "no_pull", "other_patients", "other_doctors", "hospital_groups",
-            "pair_holders2", "scaled_pairs", "wide_shift")
+            "pair_holders2", "scaled_pairs", "wide_shift", "tuple_holders5", "parents_in_tuples")
 
 
 def apply_variant(variant: str) -> None:
@@ -94,6 +98,17 @@ def apply_variant(variant: str) -> None:
         private_values_module._held_combinations = _scaled_combinations
     elif variant == "wide_shift":
         avatar_module.small_group_shifts = functools.partial(avatar_module.small_group_shifts, scale=1.5)
+    elif variant == "tuple_holders5":
+        avatar_module.rare_combination_records = functools.partial(avatar_module.rare_combination_records, holders=5)
+    elif variant == "parents_in_tuples":
+        rare = avatar_module.rare_combination_records
+
+        def with_parents_counted(table, columns, *args, **kwargs):
+            parents = [c for c in table.columns if "::" in c and not c.endswith("::present")
+                       and not c.startswith("count::") and not pd.api.types.is_numeric_dtype(table[c])]
+            return rare(table, [*columns, *(c for c in parents if c not in columns)], *args, **kwargs)
+
+        avatar_module.rare_combination_records = with_parents_counted
 
 
 def _scaled_combinations(table, others, shared, secret, holders: int) -> tuple:
