@@ -133,10 +133,11 @@ def main() -> None:
         linked_to = result.tables["visits"]["patient_id"].to_numpy()
         released_keys = result.tables["patients"]["patient_id"].to_numpy()
         own_keys = patients["patient_id"].to_numpy()
+        # the patients' views (alone, with their visits' aggregates) of each database, built once per seed
+        trained_views, held_views, release_views = (views(schema, tables, "patients", columns) for tables in
+                                                    (split.training, split.control["patients"], result.tables))
         for position, secret in ((0, "smoker"), (1, "smoker"), (1, "visits.mode(reason)")):
-            trained = views(schema, split.training, "patients", columns)[position]
-            held = views(schema, split.control["patients"], "patients", columns)[position]
-            release = views(schema, result.tables, "patients", columns)[position]
+            trained, held, release = trained_views[position], held_views[position], release_views[position]
             control = held.frame.iloc[split.control_rows["patients"]].reset_index(drop=True)
             read, right, apart = attacked_rows(trained.frame, control, release.frame, trained.types, secret)
             person = np.arange(len(read))

@@ -158,10 +158,10 @@ def with_settings(schema, k: str | None, min_count: str | None):
     """The schema with the ``k`` of the tables named in ``k`` (``patients=40,visits=20``) and the ``min_count``
     of every column of those named in ``min_count`` changed."""
     tables = dict(schema.tables)
-    for part in (k or "").split(",") if k else []:
+    for part in k.split(",") if k else []:
         name, value = part.split("=")
         tables[name] = replace(tables[name], anonymize=replace(tables[name].anonymize, k=int(value)))
-    for part in (min_count or "").split(",") if min_count else []:
+    for part in min_count.split(",") if min_count else []:
         name, value = part.split("=")
         tables[name] = replace(tables[name], columns=tuple(replace(c, min_count=int(value)) for c in tables[name].columns))
     return schema.with_tables(tables)

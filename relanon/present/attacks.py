@@ -84,17 +84,20 @@ def verdict_text(assessment) -> str:
         more = (f"; {len(unproven)} more cannot show a risk below {target} with so few people (marked ?: "
                 f"{_more_evidence(assessment, unproven)})" if unproven else "")
         # a failed attack whose interval reaches 0 may be a leak or too few people: more rounds tell which
-        unsettled = sum(a.risk.low <= 0 for a in failed)
-        apart = (f"a leak or too few people, which more rounds would tell apart ({_settling(assessment, failed)})"
+        unsettled = [a for a in failed if a.risk.low <= 0]
+        measured = [a for a in failed if a.risk.low > 0]
+        apart = (f"a leak or too few people, which more rounds would tell apart ({_settling(assessment, unsettled)})"
                  if unsettled else "")
-        if unsettled == len(failed):
+        if not measured:
             why = f"; their intervals reach 0: {apart}"
         else:
-            lever = _smoother(assessment, [a for a in failed if a.risk.low > 0])
-            why = "; the release tells an attacker more about its own people than about others" + (
-                f" ({len(failed) - unsettled} of them{': ' + lever if lever else ''}); the other {unsettled} "
-                f"{'has an interval that reaches' if unsettled == 1 else 'have intervals that reach'} 0: {apart}"
-                if unsettled else f"{'; to lower the risks, ' + lever if lever else ''}")
+            why = "; the release tells an attacker more about its own people than about others"
+            lever = _smoother(assessment, measured)
+            if unsettled:
+                reach = "has an interval that reaches" if len(unsettled) == 1 else "have intervals that reach"
+                why += f" ({len(measured)} of them{': ' + lever if lever else ''}); the other {len(unsettled)} {reach} 0: {apart}"
+            elif lever:
+                why += f"; to lower the risks, {lever}"
         lines.append(f"RISK: {len(failed)} of {len(assessment.attacks)} attacks have a risk whose upper bound reaches "
                      f"{target}{why}{more}")
     elif unproven:
@@ -218,10 +221,10 @@ def _more_evidence(assessment, unproven) -> str:
     return ", or ".join(parts)
 
 
-def _settling(assessment, failed) -> str:
+def _settling(assessment, unsettled) -> str:
     """About how many rounds would settle every failed attack whose interval reaches 0, if the risks are what
     they measure now."""
-    most = max(rounds_to_settle(a.risk.value, a.risk.high, assessment.rounds) for a in failed if a.risk.low <= 0)
+    most = max(rounds_to_settle(a.risk.value, a.risk.high, assessment.rounds) for a in unsettled)
     if most > PRACTICAL_ROUNDS:
         return (f"about {most} rounds if the risks are what they measure now: more than is practical, hold out "
                 "more people")
