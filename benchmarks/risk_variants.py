@@ -5,6 +5,7 @@
     python benchmarks/risk_variants.py --seeds 1-9 --variant other_doctors --only doctors
     python benchmarks/risk_variants.py --seeds 1-18 --k patients=40,visits=20,doctors=20   # other k
     python benchmarks/risk_variants.py --seeds 1-18 --k patients=40 --min-count patients=20
+    python benchmarks/risk_variants.py --seeds 1-18 --combination-min-count doctors=5
 
 Each seed is one ``relanon.assess`` run on the demo database (``relanon demo``'s data, 50 / 50 balanced
 split): its own split, anonymization and attacks, as one round of ``relanon assess --rounds``. The attack
@@ -29,13 +30,12 @@ the avatar decoding for the length of the run:
 - ``scaled_pairs``: those combinations and pairs held by ``min_count`` records times the share of the sensitive
   value over the share of the most frequent one (at least 2): the same chance for every value;
 - ``wide_shift``: the small-group shifts of numbers 1.5 times as wide (``SHIFT_SCALE`` 1.5);
-- ``tuple_holders5``: an avatar's tuple of categorical values, and each pair of them, released only when 5 records
-  hold it (``COMBINATION_HOLDERS`` 5, 2 in the release);
-- ``parents_in_tuples``: that tuple counted with the categorical columns of the parents broadcast into the table
+- ``parents_in_tuples``: an avatar's tuple of categorical values (the tuple rule, ``combination_min_count``) counted with the categorical columns of the parents broadcast into the table
   (a doctor's specialty with her hospital's city: the pair that steers her link), not her own columns alone.
 
 ``--k`` sets the ``k`` of some tables instead of the demo schema's, ``--min-count`` the ``min_count`` of every column
-of some tables (settings of the schema, not rules).
+of some tables, ``--combination-min-count`` their ``anonymize.combination_min_count`` (settings of the schema, not
+rules; ``--combination-min-count patients=5,doctors=5`` is the rule measured as the variant ``tuple_holders5``).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ from relanon.datasets import hospital  # noqa: E402
 from relanon.engine.neighbours import Neighbours  # noqa: E402
 
 VARIANTS = ("release", "protect50", "flat", "no_pull", "other_patients", "other_doctors", "hospital_groups",
-            "pair_holders2", "scaled_pairs", "wide_shift", "tuple_holders5", "parents_in_tuples")
+            "pair_holders2", "scaled_pairs", "wide_shift", "parents_in_tuples")
 
 
 def apply_variant(variant: str) -> None:
@@ -98,8 +98,6 @@ def apply_variant(variant: str) -> None:
         private_values_module._held_combinations = _scaled_combinations
     elif variant == "wide_shift":
         avatar_module.small_group_shifts = functools.partial(avatar_module.small_group_shifts, scale=1.5)
-    elif variant == "tuple_holders5":
-        avatar_module.rare_combination_records = functools.partial(avatar_module.rare_combination_records, holders=5)
     elif variant == "parents_in_tuples":
         rare = avatar_module.rare_combination_records
 
@@ -154,13 +152,15 @@ def _skip_siblings(link: int) -> None:
     avatar_module.pattern_neighbours = past_siblings
 
 
-def with_settings(schema, k: str | None, min_count: str | None):
-    """The schema with the ``k`` of the tables named in ``k`` (``patients=40,visits=20``) and the ``min_count``
-    of every column of those named in ``min_count`` changed."""
+def with_settings(schema, k: str | None, min_count: str | None, combination_min_count: str | None = None):
+    """The schema with the ``k`` of the tables named in ``k`` (``patients=40,visits=20``), the ``min_count``
+    of every column of those named in ``min_count`` and the ``combination_min_count`` of those named in
+    ``combination_min_count`` changed."""
     tables = dict(schema.tables)
-    for part in k.split(",") if k else []:
-        name, value = part.split("=")
-        tables[name] = replace(tables[name], anonymize=replace(tables[name].anonymize, k=int(value)))
+    for setting, text in (("k", k), ("combination_min_count", combination_min_count)):
+        for part in text.split(",") if text else []:
+            name, value = part.split("=")
+            tables[name] = replace(tables[name], anonymize=replace(tables[name].anonymize, **{setting: int(value)}))
     for part in min_count.split(",") if min_count else []:
         name, value = part.split("=")
         tables[name] = replace(tables[name], columns=tuple(replace(c, min_count=int(value)) for c in tables[name].columns))
@@ -183,10 +183,12 @@ def main() -> None:
     parser.add_argument("--k", help="the k of some tables, as patients=40,visits=20 (default: the demo schema's)")
     parser.add_argument("--min-count", help="the min_count of every column of some tables, as patients=20 "
                         "(default: the table's k)")
+    parser.add_argument("--combination-min-count", help="the anonymize.combination_min_count of some tables, as "
+                        "doctors=5 (default: 2)")
     args = parser.parse_args()
     apply_variant(args.variant)
     schema, database = hospital(scale=args.scale, seed=0)
-    schema = with_settings(schema, args.k, args.min_count)
+    schema = with_settings(schema, args.k, args.min_count, args.combination_min_count)
     started = time.perf_counter()
     pooled: dict[str, np.ndarray] = {}
     for seed in seeds_from(args.seeds):
@@ -200,7 +202,8 @@ def main() -> None:
                             attack.control.n_attacks]
         print(f"seed {seed} done ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
     print(f"variant {args.variant}, seeds {args.seeds}, demo scale {args.scale}, k {args.k or 'of the demo schema'}, "
-          f"min_count {args.min_count or 'of the demo schema'}: "
+          f"min_count {args.min_count or 'of the demo schema'}, "
+          f"combination_min_count {args.combination_min_count or 'of the demo schema'}: "
           "pooled success and risk "
           "(+- 1.96 binomial standard errors)")
     for key, (main_success, main_n, control_success, control_n) in pooled.items():

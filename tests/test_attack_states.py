@@ -194,10 +194,26 @@ def test_the_verdict_names_the_k_to_raise_against_measured_leaks_only():
     text = verdict_text(both)
     assert "(1 of them: raise k of the tables they read (doctors: k=10, patients: k=20) and assess again" in text
     # what raising k costs, said with the advice: a min_count that follows k turns rare values down
-    assert "a min_count left to follow k turns more rare values down" in text
+    assert "a min_count left to follow k and more holders asked of a combination turn more rare values down" in text
+    assert "combination_min_count" not in text  # a linkability: the tuple rule is not its lever
     alone = dataclasses.replace(assessment_of([leak], {"doctors": (100, 100)}), k={"patients": 20})
     # doctors kept as they are: no k to raise
     assert "than about others; to lower the risks, raise k of the tables they read (patients: k=20)" in \
         verdict_text(alone)
     unsettled = dataclasses.replace(assessment_of([noisy], {"doctors": (100, 100)}), k={"doctors": 10})
     assert "raise k" not in verdict_text(unsettled)
+
+
+def test_the_verdict_names_combination_min_count_against_a_measured_multivariate_singling_out():
+    singled = dataclasses.replace(result(0.30, 0.05, 400, 400, view="TO_TOP_ENRICHED(doctors, patients)",
+                                         attack="singling_out"), target="multivariate (3 columns)")
+    univariate = dataclasses.replace(singled, target="univariate")
+    leaky = dataclasses.replace(assessment_of([singled], {"doctors": (100, 100)}), k={"doctors": 10, "patients": 20},
+                                combination_min_count={"doctors": 2})
+    assert ("to lower the risks, raise k of the tables they read (doctors: k=10, patients: k=20) and, against "
+            "singling out by "
+            "combinations, raise anonymize.combination_min_count (doctors: 2) and assess again") in verdict_text(leaky)
+    assert leaky.to_dict()["combination_min_count"] == {"doctors": 2}
+    # a univariate predicate is one rare value (min_count's matter), and a table kept as it is has no tuple rule
+    assert "combination_min_count" not in verdict_text(dataclasses.replace(leaky, attacks=[univariate]))
+    assert "combination_min_count" not in verdict_text(dataclasses.replace(leaky, combination_min_count={}))

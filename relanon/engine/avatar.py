@@ -28,6 +28,7 @@ from relanon.engine.private_values import (
     sensitive_donors,
 )
 from relanon.engine.small_groups import (
+    COMBINATION_HOLDERS,
     Shifts,
     ordered_columns,
     rare_combination_records,
@@ -73,7 +74,7 @@ class AvatarResult(_Avatars):
 def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | str | None = None, weights=None,
               random_state=None, name: str = "table", drawn=(), space: FactorSpace | None = None, min_counts=None,
               sensitive=(), groups=None, value_counts=None, extremes=None, small_groups: bool = True,
-              shift_numbers: bool = True) -> AvatarResult:
+              shift_numbers: bool = True, combination_holders: int = COMBINATION_HOLDERS) -> AvatarResult:
     """Replace every record of ``table`` by an avatar (Guillaudeux et al., 2023).
 
     1. The columns are projected in a :class:`~relanon.engine.factor_space.FactorSpace` fitted on the table
@@ -141,8 +142,8 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     small_groups : bool, default True
         With the rare-value rule: each avatar's numbers get a random shift of its group's spread (except
         numbers bound by an order to another column, such as a span's first and last years), and a tuple
-        of categorical values (or a pair of them) held by one record is never drawn
-        (:mod:`relanon.engine.small_groups`). The multi-table run turns it on for the individual tables
+        of categorical values (or a pair of them) held by fewer than ``combination_holders`` records is
+        never drawn (:mod:`relanon.engine.small_groups`). The multi-table run turns it on for the individual tables
         (people), whose records the attacks single out, and off below them (a visit's cost keeps its
         relation with the doctor's specialty). A batch of a larger table (``value_counts`` given) is
         shifted within the batch and skips the tuple rule (its combinations would be counted in the batch).
@@ -151,6 +152,11 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
         multi-table run turns it off for a table whose children are anchored to it (``anchor: true``):
         a shifted person is a point no record is near, and her children, re-drawn from the children of
         the persons nearest to her, no longer fit her span.
+    combination_holders : int, default 2
+        With ``small_groups``: the fewest records that must hold an avatar's tuple of categorical values
+        (those whose ``min_count`` is above 1), and each pair of them, for the tuple to be drawn (the
+        schema's ``anonymize.combination_min_count``). More lowers singling out by rare combinations
+        and turns more of them down.
 
     Returns
     -------
@@ -208,7 +214,8 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
         if small_groups and not value_counts:
             # a batch of a larger table (value counts given) would count its combinations in the batch alone:
             # the rule is left to one-machine runs
-            frequent &= ~rare_combination_records(table, [c for c in others if thresholds[c] > 1])
+            frequent &= ~rare_combination_records(table, [c for c in others if thresholds[c] > 1],
+                                                  combination_holders)
         while not frequent.any() and max(relaxed.values(), default=1) > 1:
             # a small table where every record holds a rare value (20 doctors of 10 specialties): the
             # counts are halved until some records qualify, rather than giving up the rule

@@ -31,6 +31,7 @@ from relanon.common.progress import as_progress
 from relanon.engine.avatar import avatarize
 from relanon.engine.deassociate import anatomize, bucketize
 from relanon.engine.private_values import parent_codes
+from relanon.engine.small_groups import COMBINATION_HOLDERS
 from relanon.multitable.anchoring import anchor
 from relanon.multitable.keys import new_keys
 from relanon.multitable.relinking import relink
@@ -239,10 +240,13 @@ def sensitive_choices(schema: Schema, links) -> list[str]:
 
 def small_group_rules(schema: Schema, name: str) -> dict:
     """The small-group rules of :func:`relanon.engine.avatar.avatarize` for table ``name``: on for the
-    individual tables, their numbers left unshifted when children are anchored to them."""
+    individual tables, their numbers left unshifted when children are anchored to them, their tuples of
+    categories held by the schema's ``combination_min_count`` records (2 by default)."""
     individual = schema[name].individual
     anchored_below = any(fk.anchor for child in schema for fk in child.foreign_keys if fk.references == name)
-    return {"small_groups": individual, "shift_numbers": individual and not anchored_below}
+    holders = schema[name].anonymize.combination_min_count
+    return {"small_groups": individual, "shift_numbers": individual and not anchored_below,
+            "combination_holders": COMBINATION_HOLDERS if holders is None else holders}
 
 
 def parent_groups(schema: Schema, name: str, frame: pd.DataFrame) -> np.ndarray | None:

@@ -87,6 +87,9 @@ class Anonymization:
     l: int | None = None  # noqa: E741 - the letter of l-diversity
     allow_suppression: bool = False
     protect_sensitive: bool = True  # avatar: decode the sensitive columns from look-alike donors
+    # avatar: fewest records that must hold an avatar's tuple of categorical values, and each pair of them
+    # (None: relanon.engine.small_groups.COMBINATION_HOLDERS, 2)
+    combination_min_count: int | None = None
 
     @property
     def k_or_default(self) -> int | None:
@@ -215,7 +218,7 @@ def _table_to_dict(table: Table) -> dict:
 
 def _anonymization_to_dict(a: Anonymization) -> dict:
     out: dict = {"method": a.method}
-    for key in ("k", "ncp", "l"):
+    for key in ("k", "ncp", "l", "combination_min_count"):
         if getattr(a, key) is not None:
             out[key] = getattr(a, key)
     if a.sensitive:
@@ -360,6 +363,7 @@ def _build_anonymization(spec) -> Anonymization:
         l=integer("l"),
         allow_suppression=bool(spec.get("allow_suppression", False)),
         protect_sensitive=spec.get("protect_sensitive") is not False,
+        combination_min_count=integer("combination_min_count"),
     )
 
 

@@ -134,7 +134,7 @@ def _method_problems(table: Table) -> list[Problem]:
     if a.method not in METHODS:
         return problems  # already reported by the JSON Schema
     allowed = {
-        "avatar": {"k", "ncp", "protect_sensitive"},
+        "avatar": {"k", "ncp", "protect_sensitive", "combination_min_count"},
         "keep": set(),
         "anatomize": {"sensitive", "l", "allow_suppression"},
         "bucketize": {"sensitive", "k"},
@@ -148,6 +148,7 @@ def _method_problems(table: Table) -> list[Problem]:
             ("sensitive", a.sensitive or None),
             ("allow_suppression", a.allow_suppression or None),
             ("protect_sensitive", None if a.protect_sensitive else False),
+            ("combination_min_count", a.combination_min_count),
         )
         if value is not None
     }
@@ -161,6 +162,13 @@ def _method_problems(table: Table) -> list[Problem]:
         )
     if a.method == "avatar" and a.k is not None and a.k < 2:
         problems.append(Problem(f"anonymize.k must be at least 2 for the avatar method, got {a.k}", table.name))
+    if a.method == "avatar" and a.combination_min_count is not None and a.combination_min_count < 2:
+        problems.append(Problem(f"anonymize.combination_min_count must be at least 2 (a tuple one record holds "
+                                f"singles it out), got {a.combination_min_count}", table.name))
+    if a.method == "avatar" and a.combination_min_count is not None and not table.individual:
+        problems.append(Problem("anonymize.combination_min_count has no effect: the rule of combinations applies to "
+                                "tables of people (individual: true); remove it or mark the table individual",
+                                table.name))
     if a.method == "avatar" and not a.protect_sensitive and not table.sensitive:
         problems.append(Problem("anonymize.protect_sensitive: false has no effect: the table declares no sensitive "
                                 "columns; remove it", table.name))

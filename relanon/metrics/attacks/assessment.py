@@ -50,7 +50,7 @@ from relanon.metrics.attacks.singling_out import (
 )
 from relanon.metrics.evaluation import Evaluation
 from relanon.metrics.scenarios import evaluate
-from relanon.multitable.pipeline import anonymize
+from relanon.multitable.pipeline import anonymize, small_group_rules
 from relanon.multitable.views import TO_TOP_ENRICHED, View, views
 from relanon.schema.model import Schema
 from relanon.schema.validation import check_database
@@ -95,6 +95,10 @@ class Assessment:
     k : dict
         Table anonymized by the avatar method -> its ``k``: what the verdict advises to raise against a
         measured leak (more neighbours per avatar: a smoother release, less faithful).
+    combination_min_count : dict
+        Individual table anonymized by the avatar method -> the records that must hold an avatar's tuple of
+        categories (``anonymize.combination_min_count``): what the verdict advises to raise against a
+        measured multivariate singling out.
     """
 
     attacks: list
@@ -110,6 +114,7 @@ class Assessment:
     cells: dict = field(default_factory=dict)
     rounds: int = 1
     k: dict = field(default_factory=dict)
+    combination_min_count: dict = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -137,6 +142,7 @@ class Assessment:
             "holdout": self.holdout,
             "rounds": self.rounds,
             "k": self.k,
+            "combination_min_count": self.combination_min_count,
             "risk_target": RISK_TARGET,
             "passed": self.passed,
             "state": self.state,
@@ -219,7 +225,9 @@ def assess(schema: Schema, database, *, holdout: float = DEFAULT_HOLDOUT, random
                      "shown with fewer than about 100 control people per round")
     return Assessment(attacks, distances, risk_matrix, risk_upper, risk_passed, calibrated, dict(split.sizes),
                       float(holdout), notes, risk_state, cells, rounds,
-                      {t.name: t.anonymize.k_or_default for t in schema if t.anonymize.method == "avatar"})
+                      {t.name: t.anonymize.k_or_default for t in schema if t.anonymize.method == "avatar"},
+                      {t.name: small_group_rules(schema, t.name)["combination_holders"] for t in schema
+                       if t.anonymize.method == "avatar" and t.individual})
 
 
 class _Round(NamedTuple):
