@@ -10,6 +10,7 @@ original record carries, and missing values that go together stay together.
 from __future__ import annotations
 
 import logging
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -30,6 +31,7 @@ from relanon.engine.private_values import (
 from relanon.engine.small_groups import (
     COMBINATION_HOLDERS,
     Shifts,
+    least_held,
     ordered_columns,
     rare_combination_records,
     shifted,
@@ -214,8 +216,8 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
         if small_groups and not value_counts:
             # a batch of a larger table (value counts given) would count its combinations in the batch alone:
             # the rule is left to one-machine runs
-            frequent &= ~rare_combination_records(table, [c for c in others if thresholds[c] > 1],
-                                                  combination_holders)
+            frequent = _tuple_rule(table, [c for c in others if thresholds[c] > 1], frequent, combination_holders,
+                                   name)
         while not frequent.any() and max(relaxed.values(), default=1) > 1:
             # a small table where every record holds a rare value (20 doctors of 10 specialties): the
             # counts are halved until some records qualify, rather than giving up the rule
@@ -252,6 +254,28 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     pairing = shuffle_rng.permutation(n)
     avatars = pd.DataFrame(out).take(pairing).reset_index(drop=True)
     return AvatarResult(avatars, pairing.astype(np.int64), ncp=space.n_components_)
+
+
+def _tuple_rule(table, columns, frequent: np.ndarray, holders: int, name: str) -> np.ndarray:
+    """``frequent`` without the records whose tuple of ``columns``, or a pair of it, fewer than ``holders`` records
+    hold. When that leaves no record, ``holders`` is lowered to the most that some record's tuple has (at least
+    the default), with a warning, rather than the rule dropped: asking more holders than any tuple has must
+    not release the rarest tuples. A warning also says when a ``holders`` above the default leaves fewer than
+    one record in ten: the avatars' categories then come from those few."""
+    ruled = frequent & ~rare_combination_records(table, columns, holders)
+    if holders <= COMBINATION_HOLDERS or not frequent.any():
+        return ruled
+    about = f"table {name!r}: combination_min_count {holders}"
+    if not ruled.any():
+        lowered = int(min(holders - 1, max(COMBINATION_HOLDERS, least_held(table, columns)[frequent].max())))
+        warnings.warn(f"{about}: no record's tuple of categories ({', '.join(map(str, columns))}) is held by that "
+                      f"many records; lowered to {lowered} for the draw", UserWarning, stacklevel=3)
+        ruled = frequent & ~rare_combination_records(table, columns, lowered)
+    if ruled.sum() < frequent.sum() / 10:
+        warnings.warn(f"{about}: only {ruled.sum():,} of {len(ruled):,} records may give their categories: the "
+                      "avatars' categories come from those few (the signal matrix shows the cost); a lower "
+                      "combination_min_count, or fewer and coarser categories, keep more", UserWarning, stacklevel=3)
+    return ruled
 
 
 def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thresholds, k, rng, name, groups,

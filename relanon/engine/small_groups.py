@@ -105,6 +105,24 @@ def shifted(values: np.ndarray, mix: np.ndarray, shifts: Shifts) -> tuple[np.nda
     return mix + np.where(moved, z * (values[first] - values[second]), 0.0), moved
 
 
+def least_held(table: pd.DataFrame, columns) -> np.ndarray:
+    """For each record, the fewest records that hold its tuple of ``columns`` or a pair of its values of them
+    (the table's length without columns).
+
+    Examples
+    --------
+    >>> people = pd.DataFrame({"zip": ["a", "a", "b", "b", "b"], "blood": ["O", "AB", "O", "O", "O"]})
+    >>> least_held(people, ["zip", "blood"]).tolist()
+    [1, 1, 3, 3, 3]
+    """
+    least = np.full(len(table), len(table), dtype=np.int64)
+    sets = [list(columns)] + ([] if len(columns) <= 2 else [list(p) for p in combinations(columns, 2)])
+    for subset in sets if len(columns) else []:
+        codes = tuple_codes(table, subset)
+        least = np.minimum(least, np.bincount(codes)[codes])
+    return least
+
+
 def rare_combination_records(table: pd.DataFrame, columns, holders: int = COMBINATION_HOLDERS) -> np.ndarray:
     """Whether each record's tuple of ``columns``, or a pair of its values of them, is held by fewer than
     ``holders`` records: such a record's categorical part is not released (it would single it out).
@@ -115,14 +133,9 @@ def rare_combination_records(table: pd.DataFrame, columns, holders: int = COMBIN
     >>> rare_combination_records(people, ["zip", "blood"]).tolist()
     [True, True, False, False]
     """
-    rare = np.zeros(len(table), dtype=bool)
     if holders <= 1 or not len(columns):
-        return rare
-    sets = [list(columns)] + ([] if len(columns) <= 2 else [list(p) for p in combinations(columns, 2)])
-    for subset in sets:
-        codes = tuple_codes(table, subset)
-        rare |= np.bincount(codes)[codes] < holders
-    return rare
+        return np.zeros(len(table), dtype=bool)
+    return least_held(table, columns) < holders
 
 
 def ordered_columns(records: dict) -> set:
