@@ -224,6 +224,15 @@ def test_rare_values_are_counted_in_the_whole_table_across_batches(two_workers, 
     assert incomes[k - 1] <= released["income"].min() and released["income"].max() <= incomes[-k]
 
 
+def test_combination_min_count_is_said_to_do_nothing_across_batches(two_workers, tmp_path):
+    spec = {**TOWNS_SCHEMA, "tables": {"people": {**TOWNS_SCHEMA["tables"]["people"],
+                                                 "anonymize": {"method": "avatar", "combination_min_count": 4}}}}
+    write_part(towns(), tmp_path / "parts" / "people", 0)
+    with pytest.warns(UserWarning, match="'people': combination_min_count 4 has no effect on a table of 3 batches"):
+        anonymize_dataset(load_schema(spec), tmp_path / "parts", tmp_path / "out", client=two_workers, batch_size=400,
+                          random_state=SEED, progress=False)
+
+
 def test_a_rare_number_of_children_is_not_released_across_batches(two_workers, tmp_path):
     """``linear_sum`` across batches: 6 look-alike people with far more children than anyone (30, the
     others 0 to 4; each other's neighbours, so that their avatars copy the count) do not lend it to the

@@ -168,6 +168,11 @@ def _avatar_table(client, schema, name, tables, released, work, generators, repo
         with report.step(f"{name}: rare values counted over {source.n_batches} batches") as step:
             facts = table_facts(client, paths, spec.types, thresholds, summaries, statistics, spec.counts)
             step.detail = f"{len(facts.value_counts)} columns counted, {len(facts.extremes)} bounded"
+    if many and table.individual and table.anonymize.combination_min_count is not None:
+        warnings.warn(f"table {name!r}: combination_min_count {table.anonymize.combination_min_count} has no effect on "
+                      f"a table of {source.n_batches} batches: the Dask engine leaves the rule of combinations out "
+                      "(its pairs would be counted within each batch); anonymize the table on one machine, or "
+                      "in one batch (--batch-size), to apply it", UserWarning, stacklevel=2)
     job = batches_out.BatchJob(table, spec.types, spec.weights, k, tuple(spec.counts), space, shape,
                                source.dtypes[table.primary_key], source.rows, fks, thresholds,
                                tuple(sensitive_columns(schema, name, spec.types)), facts.value_counts or None,
