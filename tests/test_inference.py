@@ -93,6 +93,24 @@ def test_primary_key_name_forms(key):
     assert propose_schema(db).schema["customers"].primary_key == key
 
 
+def test_a_column_other_tables_point_to_is_preferred_as_the_key():
+    # people numbered by ID, and batting records pointing to them by playerID (the Lahman database)
+    db = {
+        "people": pd.DataFrame({"ID": [1, 2, 3, 4], "playerID": ["aa01", "bb01", "cc01", "dd01"],
+                                "weight": [180, 200, 190, 170]}),
+        "batting": pd.DataFrame({"batting_id": range(6), "playerID": ["aa01", "aa01", "bb01", "dd01", "dd01", "dd01"],
+                                 "hits": [3, 5, 1, 0, 2, 7]}),
+    }
+    proposal = propose_schema(db)
+    assert proposal.schema["people"].primary_key == "playerID"
+    assert links_of(proposal.schema) == {("batting", "playerID"): "people"}
+    note = proposal.notes_for("people", "playerID", about="primary_key")[0]
+    assert "the values of batting.playerID are among its values" in note.message and "ID" in note.message
+    # a value that is not a key of people: not a link, and ID stays the key
+    db["batting"].loc[5, "playerID"] = "zz99"
+    assert propose_schema(db).schema["people"].primary_key == "ID"
+
+
 def test_uuid_keys_and_links():
     keys = [f"3f2c0e9a-0000-4000-8000-{i:012d}" for i in range(5)]
     db = {
@@ -135,9 +153,11 @@ def test_a_unique_column_not_named_like_an_id_is_the_fallback_key_and_links():
     proposal = propose_schema(db)
     assert proposal.schema["customers"].primary_key == "cid"
     assert proposal.schema["tx"].primary_key == "tid"  # integers first, though 'note' is unique too
-    for table in ("customers", "tx"):
-        note = proposal.notes_for(table, proposal.schema[table].primary_key, about="primary_key")[0]
-        assert note.review and "not named like an id" in note.message and "other candidates" not in note.message
+    note = proposal.notes_for("tx", "tid", about="primary_key")[0]
+    assert note.review and "not named like an id" in note.message and "other candidates" not in note.message
+    # cid is not named like an id either, but the transactions point to it: that is the evidence given
+    note = proposal.notes_for("customers", "cid", about="primary_key")[0]
+    assert "the values of tx.cid are among its values" in note.message
     assert links_of(proposal.schema) == {("tx", "cid"): "customers"}
 
 

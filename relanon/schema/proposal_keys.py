@@ -48,7 +48,10 @@ def propose_primary_key(table: str, frame: pd.DataFrame, tables, notes: list[Not
         snake = snake_name(column)
         if not _can_be_key(frame[column]):
             continue
-        if snake in own or snake in ID_WORDS:
+        pointing = _referenced_by(table, column, frame[column], tables)
+        if pointing:
+            rank, why = -1, f"the values of {pointing} are among its values (a link to it)"
+        elif snake in own or snake in ID_WORDS:
             rank, why = 0, "named after the table" if snake in own else "named like an id"
         elif id_like(snake) and snake not in others:
             rank, why = 1, "named like an id"
@@ -84,6 +87,24 @@ def propose_primary_key(table: str, frame: pd.DataFrame, tables, notes: list[Not
         message += f"; other candidates: {', '.join(others_found)}"
     notes.append(Note(table, column, message, about="primary_key", review=rank >= 2 or bool(others_found)))
     return column
+
+
+def _referenced_by(table: str, column: str, values: pd.Series, tables) -> str:
+    """The columns of other tables, as ``table.column``, that bear this column's name (not a generic one such as
+    ``id``), repeat some value and hold only values of it: children pointing to it (the batting records'
+    ``playerID`` in a table of people numbered by ``ID`` too). Empty when none does."""
+    snake = snake_name(column)
+    if snake in ID_WORDS:
+        return ""
+    found = []
+    for other, frame in tables.items():
+        for name in frame.columns:
+            if other == table or snake_name(name) != snake:
+                continue
+            present = frame[name].dropna()
+            if not present.empty and not present.is_unique and _orphans(present, values).empty:
+                found.append(f"{other}.{name}")
+    return ", ".join(found)
 
 
 def _can_be_key(values: pd.Series) -> bool:
