@@ -138,7 +138,8 @@ def counted_columns(table: pd.DataFrame, columns, allowed: np.ndarray, holders: 
     """The columns the tuple rule counts: taken from the fewest distinct values up, each kept when the records of
     ``allowed`` whose tuple of the kept columns, and each pair of them, ``holders`` records hold stay at least
     :data:`TUPLE_RULE_FLOOR` of ``allowed`` and hold the other columns' values in the same shares as ``allowed``
-    (Hellinger distance at most ``bias`` for each). Returned in the order of ``columns``.
+    (Hellinger distance at most ``bias`` for each, beyond what chance moves in so many records). Returned in
+    the order of ``columns``.
 
     Examples
     --------
@@ -161,7 +162,7 @@ def counted_columns(table: pd.DataFrame, columns, allowed: np.ndarray, holders: 
         left = allowed & (np.minimum(with_pairs, np.bincount(whole)[whole]) >= holders)
         if left.sum() < TUPLE_RULE_FLOOR * allowed.sum():
             continue
-        if any(_hellinger(shares[c], _shares(codes[c][left], len(shares[c]))) > bias
+        if any(_hellinger(shares[c], _shares(codes[c][left], len(shares[c]))) > bias + _noise(shares[c], left, allowed)
                for c in columns if c != column):
             continue
         kept.append(column)
@@ -172,6 +173,15 @@ def counted_columns(table: pd.DataFrame, columns, allowed: np.ndarray, holders: 
 def _shares(codes: np.ndarray, size: int = 0) -> np.ndarray:
     counts = np.bincount(codes, minlength=size).astype(float)
     return counts / max(counts.sum(), 1.0)
+
+
+def _noise(shares: np.ndarray, left: np.ndarray, allowed: np.ndarray) -> float:
+    """Twice the Hellinger distance that ``left.sum()`` records drawn at random among ``allowed`` show on
+    average, for a column of ``shares`` (its square is about ``(K - 1) (1 - m / n) / (8 m)`` for ``K`` values
+    held, ``m`` records of ``n``): a small table's shares move by chance."""
+    m, n = left.sum(), allowed.sum()
+    held = max(int((shares > 0).sum()) - 1, 0)
+    return 2.0 * float(np.sqrt(held * max(0.0, 1.0 - m / n) / (8.0 * m))) if m else 0.0
 
 
 def _hellinger(p: np.ndarray, q: np.ndarray) -> float:
