@@ -78,7 +78,8 @@ def test_anonymize_evaluate_and_audit(demo_folder, tmp_path, capsys):
     code = main(["anonymize", schema, "--data", str(demo_folder / "original"), "--out", str(out), "--seed", "3", "-q"])
     assert code == 0
     captured = capsys.readouterr()
-    assert captured.err == ""  # quiet: no progress lines
+    # quiet: no progress lines; warnings stay (a small demo's patients hold too many zip codes for the tuple rule)
+    assert all(line.startswith("warning: ") for line in captured.err.splitlines())
     assert "anonymized database written to" in captured.out and "hidden rate" in captured.out
     report = tmp_path / "released-report"
     assert (report / "report.html").exists() and (report / "metrics.json").exists()

@@ -27,7 +27,7 @@ from relanon.engine.private_values import (
     sensitive_donors,
     without,
 )
-from relanon.engine.small_groups import least_held, rare_combination_records
+from relanon.engine.small_groups import counted_columns, rare_combination_records
 from relanon.metrics.attacks.inference import inference
 from relanon.metrics.attacks.singling_out import singling_out
 from relanon.multitable.pipeline import about_people, enrich, min_counts, sensitive_columns, small_group_rules
@@ -405,25 +405,47 @@ def test_combination_min_count_turns_down_tuples_fewer_records_hold():
     assert released(combination_holders=4) == 0
 
 
-def test_combination_min_count_above_every_tuple_is_lowered_not_dropped():
-    # asking more holders than any (sex, town) has once left no record to draw from, and the fallback then
-    # dropped the rule: the rarest tuples were released (towns of six people with a sex and one of three jobs,
-    # 1,500 training people, 3 seeds: multivariate singling-out risk 0.14-0.18, against 0.03-0.10 at the default)
-    table = people(800, 7)
-    types = {c: TYPES[c] for c in ("age", "sex", "town", "income")}
-    best = int(least_held(table, ["sex", "town"]).max())
-    with pytest.warns(UserWarning) as caught:
-        avatars = avatarize(table, types, k=20, random_state=2, min_counts=3, combination_holders=500).avatars
-    messages = [str(w.message) for w in caught]
-    assert any(f"combination_min_count 500: no record's tuple of categories (sex, town) is held by that many records; "
-               f"lowered to {best} for the draw" in m for m in messages)
-    assert any("only" in m and "records may give their categories" in m for m in messages)  # the few left
-    held = table.groupby(["sex", "town"]).size()
-    assert (held.reindex(pd.MultiIndex.from_frame(avatars[["sex", "town"]])).to_numpy() >= best).all()
+def test_the_tuple_rule_leaves_out_a_column_that_would_turn_most_records_down(monkeypatch):
+    # a wide table: a day of birth and a city make a pair of one's own for nearly everyone; counted, they left
+    # few records to give their categories (Lahman's people: 0.5 %), and those few were no random part
+    rng = np.random.default_rng(11)
+    n = 3000
+    hand = np.where(rng.random(n) < 0.3, "L", "R")
+    table = pd.DataFrame({"hand": hand, "sex": rng.choice(["F", "M"], n), "day": rng.integers(1, 366, n).astype(str),
+                          "city": rng.choice([f"C{i}" for i in range(150)], n), "age": rng.integers(18, 90, n)})
+    table.loc[table["hand"] == "L", "city"] = "C0"  # the left-handed share one city: their pairs are held
+    types = {"hand": "categorical", "sex": "categorical", "day": "categorical", "city": "categorical",
+             "age": "integer"}
+    allowed = np.ones(n, dtype=bool)
+    assert counted_columns(table, ["hand", "sex", "day", "city"], allowed) == ["hand", "sex", "city"]
+    with pytest.warns(UserWarning, match="'people': the rule of combinations .* leaves out day: counted with"):
+        avatars = avatarize(table, types, k=10, random_state=1, min_counts=2, name="people").avatars
+    without_rule = avatarize(table, types, k=10, random_state=1, min_counts=2, combination_holders=1).avatars
+    assert abs((avatars["hand"] == "L").mean() - (without_rule["hand"] == "L").mean()) < 0.03
+    with monkeypatch.context() as patch:  # every column counted: almost only the left-handed of C0 may give
+        patch.setattr(avatar_module, "counted_columns", lambda table, columns, *rest: list(columns))
+        avatars = avatarize(table, types, k=10, random_state=1, min_counts=2, name="people").avatars
+    assert (avatars["hand"] == "L").mean() > 0.6  # 0.3 in the data: the test can fail
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the default and a count that leaves many records: no warning
-        avatarize(table, types, k=20, random_state=2, min_counts=3)
-        avatarize(table, types, k=20, random_state=2, min_counts=3, combination_holders=3)
+        warnings.simplefilter("error")  # a table whose pairs are held: every column counted, no warning
+        avatarize(people(800, 7), TYPES, k=20, random_state=2, min_counts=3, combination_holders=3)
+
+
+def test_the_tuple_rule_leaves_out_a_column_that_would_turn_down_one_kind_of_people():
+    # the dead hold a death city and day of their own; the living share their empty death columns: counting
+    # the city would leave half the records to give their categories, all of them living
+    rng = np.random.default_rng(12)
+    n = 2000
+    dead = rng.random(n) < 0.5
+    table = pd.DataFrame({"bats": rng.choice(["R", "L"], n, p=[0.7, 0.3]),
+                          "death_country": np.where(dead, "USA", None),
+                          "death_day": np.where(dead, rng.integers(1, 32, n).astype(str), None),
+                          "death_city": np.where(dead, np.char.add("C", rng.integers(0, 400, n).astype(str)), None)})
+    allowed = np.ones(n, dtype=bool)
+    columns = ["bats", "death_country", "death_day", "death_city"]
+    assert counted_columns(table, columns, allowed) == ["bats", "death_country", "death_day"]
+    # more holders asked by the schema: a bent share is the user's choice (the floor, a tenth, still holds)
+    assert counted_columns(table, columns, allowed, 2, bias=1.0) == columns
 
 
 def test_the_schema_sets_combination_min_count_of_an_avatar_table():

@@ -30,8 +30,9 @@ from relanon.engine.private_values import (
 )
 from relanon.engine.small_groups import (
     COMBINATION_HOLDERS,
+    TUPLE_RULE_BIAS,
     Shifts,
-    least_held,
+    counted_columns,
     ordered_columns,
     rare_combination_records,
     shifted,
@@ -257,25 +258,23 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
 
 
 def _tuple_rule(table, columns, frequent: np.ndarray, holders: int, name: str) -> np.ndarray:
-    """``frequent`` without the records whose tuple of ``columns``, or a pair of it, fewer than ``holders`` records
-    hold. When that leaves no record, ``holders`` is lowered to the most that some record's tuple has (at least
-    the default), with a warning, rather than the rule dropped: asking more holders than any tuple has must
-    not release the rarest tuples. A warning also says when a ``holders`` above the default leaves fewer than
-    one record in ten: the avatars' categories then come from those few."""
-    ruled = frequent & ~rare_combination_records(table, columns, holders)
-    if holders <= COMBINATION_HOLDERS or not frequent.any():
-        return ruled
-    about = f"table {name!r}: combination_min_count {holders}"
-    if not ruled.any():
-        lowered = int(min(holders - 1, max(COMBINATION_HOLDERS, least_held(table, columns)[frequent].max())))
-        warnings.warn(f"{about}: no record's tuple of categories ({', '.join(map(str, columns))}) is held by that "
-                      f"many records; lowered to {lowered} for the draw", UserWarning, stacklevel=3)
-        ruled = frequent & ~rare_combination_records(table, columns, lowered)
-    if ruled.sum() < frequent.sum() / 10:
-        warnings.warn(f"{about}: only {ruled.sum():,} of {len(ruled):,} records may give their categories: the "
-                      "avatars' categories come from those few (the signal matrix shows the cost); a lower "
-                      "combination_min_count, or fewer and coarser categories, keep more", UserWarning, stacklevel=3)
-    return ruled
+    """``frequent`` without the records whose tuple of the counted ``columns``, or a pair of it, fewer than
+    ``holders`` records hold. The columns counted leave at least a tenth of ``frequent`` to give their categories
+    and, at the default ``holders``, records that hold the other columns' values in its shares
+    (:func:`relanon.engine.small_groups.counted_columns`); more holders, asked by the schema, may bend the shares
+    (the signal shows by how much). A warning names the columns left out, whose pairs one record holds may
+    reach the release."""
+    bias = TUPLE_RULE_BIAS if holders <= COMBINATION_HOLDERS else 1.0
+    counted = counted_columns(table, columns, frequent, holders, bias) if frequent.any() else list(columns)
+    left = [c for c in columns if c not in counted]
+    if left:
+        warnings.warn(f"table {name!r}: the rule of combinations (combination_min_count {holders}) leaves out "
+                      f"{', '.join(map(str, left))}: counted with the others, they would keep most records, or "
+                      "records of one kind, from giving their categories, and bend the release's shares. Pairs of "
+                      "their values that few records hold may reach the "
+                      "release: fewer or coarser categories (a region, a year) keep them in the rule; relanon assess "
+                      "measures what it costs", UserWarning, stacklevel=3)
+    return frequent & ~rare_combination_records(table, counted, holders)
 
 
 def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thresholds, k, rng, name, groups,
