@@ -27,6 +27,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import relanon.engine.avatar as avatar_module  # noqa: E402
+from benchmarks.risk_variants import seeds_from  # noqa: E402
 from relanon.engine.avatar import avatarize  # noqa: E402
 from relanon.engine.small_groups import least_held  # noqa: E402
 from relanon.metrics.attacks import singling_out  # noqa: E402
@@ -40,11 +41,6 @@ def people(n: int, seed: int) -> pd.DataFrame:
     return pd.DataFrame({"town": [f"T{t}" for t in rng.integers(0, n // 6, n)], "sex": rng.choice(["F", "M"], n),
                          "job": rng.choice(["a", "b", "c"], n), "age": rng.integers(18, 90, n),
                          "income": np.round(rng.lognormal(10, 0.5, n), -1)})
-
-
-def seeds_from(text: str) -> list[int]:
-    first, _, last = text.partition("-")
-    return list(range(int(first), int(last or first) + 1))
 
 
 def main() -> None:

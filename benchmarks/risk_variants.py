@@ -30,8 +30,9 @@ the avatar decoding for the length of the run:
 - ``scaled_pairs``: those combinations and pairs held by ``min_count`` records times the share of the sensitive
   value over the share of the most frequent one (at least 2): the same chance for every value;
 - ``wide_shift``: the small-group shifts of numbers 1.5 times as wide (``SHIFT_SCALE`` 1.5);
-- ``parents_in_tuples``: an avatar's tuple of categorical values (the tuple rule, ``combination_min_count``) counted with the categorical columns of the parents broadcast into the table
-  (a doctor's specialty with her hospital's city: the pair that steers her link), not her own columns alone.
+- ``parents_in_tuples``: an avatar's tuple of categorical values (the tuple rule, ``combination_min_count``)
+  counted with the categorical columns of the parents broadcast into the table (a doctor's specialty with her
+  hospital's city: the pair that steers her link), not her own columns alone.
 
 ``--k`` sets the ``k`` of some tables instead of the demo schema's, ``--min-count`` the ``min_count`` of every column
 of some tables, ``--combination-min-count`` their ``anonymize.combination_min_count`` (settings of the schema, not

@@ -271,9 +271,9 @@ def _tuple_rule(table, columns, frequent: np.ndarray, holders: int, name: str) -
         warnings.warn(f"table {name!r}: the rule of combinations (combination_min_count {holders}) leaves out "
                       f"{', '.join(map(str, left))}: counted with the others, they would keep most records, or "
                       "records of one kind, from giving their categories, and bend the release's shares. Pairs of "
-                      "their values that few records hold may reach the "
-                      "release: fewer or coarser categories (a region, a year) keep them in the rule; relanon assess "
-                      "measures what it costs", UserWarning, stacklevel=3)
+                      "their values that few records hold may reach the release: fewer or coarser categories (a "
+                      "region, a year) keep them in the rule; relanon assess measures what it costs",
+                      UserWarning, stacklevel=3)
     return frequent & ~rare_combination_records(table, counted, holders)
 
 

@@ -27,6 +27,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from relanon.common.binning import hellinger
 from relanon.engine.private_values import tuple_codes, value_codes
 
 # The shift's standard deviation, in standard deviations of the group: a difference of two members
@@ -162,7 +163,7 @@ def counted_columns(table: pd.DataFrame, columns, allowed: np.ndarray, holders: 
         left = allowed & (np.minimum(with_pairs, np.bincount(whole)[whole]) >= holders)
         if left.sum() < TUPLE_RULE_FLOOR * allowed.sum():
             continue
-        if any(_hellinger(shares[c], _shares(codes[c][left], len(shares[c]))) > bias + _noise(shares[c], left, allowed)
+        if any(hellinger(shares[c], _shares(codes[c][left], len(shares[c]))) > bias + _noise(shares[c], left, allowed)
                for c in columns if c != column):
             continue
         kept.append(column)
@@ -182,12 +183,6 @@ def _noise(shares: np.ndarray, left: np.ndarray, allowed: np.ndarray) -> float:
     m, n = left.sum(), allowed.sum()
     held = max(int((shares > 0).sum()) - 1, 0)
     return 2.0 * float(np.sqrt(held * max(0.0, 1.0 - m / n) / (8.0 * m))) if m else 0.0
-
-
-def _hellinger(p: np.ndarray, q: np.ndarray) -> float:
-    size = max(len(p), len(q))
-    p, q = np.pad(p, (0, size - len(p))), np.pad(q, (0, size - len(q)))
-    return float(np.sqrt(max(0.0, 1.0 - np.sqrt(p * q).sum())))
 
 
 def rare_combination_records(table: pd.DataFrame, columns, holders: int = COMBINATION_HOLDERS) -> np.ndarray:

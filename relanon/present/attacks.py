@@ -238,10 +238,9 @@ def _smoother(assessment, leaks) -> str:
     against a multivariate singling out, the ``combination_min_count`` of its individual table (fewer rare
     tuples of categories to build predicates from: the demo's doctors with their hospital 0.047 -> 0.024)."""
     tables = dict.fromkeys(t for a in leaks for t in assessment.cells.get(a.view, ()) if t in assessment.k)
-    combined = dict.fromkeys(assessment.cells[a.view][0] for a in leaks
-                             if a.attack == "singling_out" and a.target.startswith("multivariate")
-                             and a.view in assessment.cells and assessment.cells[a.view][0] in
-                             assessment.combination_min_count)
+    singled = (assessment.cells[a.view][0] for a in leaks if a.view in assessment.cells
+               and a.attack == "singling_out" and a.target.startswith("multivariate"))
+    combined = dict.fromkeys(t for t in singled if t in assessment.combination_min_count)
     levers = []
     if tables:
         now = ", ".join(f"{t}: k={assessment.k[t]}" for t in tables)
