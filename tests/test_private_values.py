@@ -15,6 +15,7 @@ import pytest
 from relanon import datasets, load_schema
 from relanon.common.errors import ParameterError, SchemaError
 from relanon.engine import avatar as avatar_module
+from relanon.engine import small_groups as small_groups_module
 from relanon.engine.avatar import avatarize
 from relanon.engine.factor_space import FactorSpace
 from relanon.engine.neighbours import self_neighbours
@@ -313,7 +314,7 @@ def test_numbers_of_small_groups_no_longer_single_out_their_oldest_member(monkey
     shifted_risk = risk()
     assert shifted_risk.value < 0.18  # 0.06-0.11 over seeds
     with monkeypatch.context() as patch:  # without the shifts and the combination rule
-        patch.setattr(avatar_module, "small_group_shifts", lambda table, columns, chosen, rng: None)
+        patch.setattr(avatar_module, "small_group_shifts", lambda table, columns, chosen, rng, **kwargs: None)
         patch.setattr(avatar_module, "rare_combination_records",
                       lambda table, columns, holders: np.zeros(len(table), bool))
         assert risk().value > 0.3  # 0.38-0.42 over seeds
@@ -429,6 +430,62 @@ def test_the_tuple_rule_leaves_out_a_column_that_would_turn_most_records_down(mo
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a table whose pairs are held: every column counted, no warning
         avatarize(people(800, 7), TYPES, k=20, random_state=2, min_counts=3, combination_holders=3)
+
+
+def wide_people(n: int, seed: int) -> pd.DataFrame:
+    """People with a birth month and a day that fits it, a city and its state, a hand, a death day, a height
+    and a weight: nearly every tuple of categories is one person's."""
+    rng = np.random.default_rng(seed)
+    month = rng.integers(1, 13, n)
+    length = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])[month - 1]
+    city = rng.integers(0, 120, n)
+    return pd.DataFrame({"month": month.astype(str), "day": ((rng.random(n) * length).astype(int) + 1).astype(str),
+                         "city": np.char.add("C", city.astype(str)), "state": np.char.add("S", (city // 10).astype(str)),
+                         "hand": np.where(rng.random(n) < 0.3, "L", "R"),
+                         "death_day": rng.integers(1, 29, n).astype(str), "height": rng.integers(60, 80, n),
+                         "weight": rng.normal(180, 20, n).round()})
+
+
+WIDE_TYPES = {"month": "categorical", "day": "categorical", "city": "categorical", "state": "categorical",
+              "hand": "categorical", "death_day": "categorical", "height": "integer", "weight": "continuous"}
+
+
+def test_columns_left_out_of_the_tuple_rule_come_from_other_neighbours_in_pairs_several_hold(monkeypatch):
+    # taken with the rest from the drawn neighbour, the columns left out carried her tuple of categories, which
+    # no one else holds, into the release (Lahman: linkability 0.084); taken a family at a time from other
+    # neighbours, forming pairs that several records hold, they no longer do, and still fit the rest
+    both = wide_people(4000, 0)
+    training, control = both.iloc[:2000].reset_index(drop=True), both.iloc[2000:].reset_index(drop=True)
+    categories = ["month", "day", "city", "state", "hand", "death_day"]
+
+    def release():
+        with pytest.warns(UserWarning, match="leaves out day, city, death_day, height"):
+            return avatarize(training, WIDE_TYPES, k=10, random_state=0, min_counts=5).avatars
+
+    def one_persons_tuples(avatars) -> float:
+        tuples = pd.concat([training[categories], avatars[categories]]).astype(str).agg("|".join, axis=1)
+        return float((tuples[len(training):].map(tuples[:len(training)].value_counts()) == 1).mean())
+
+    def misfits(avatars) -> int:
+        late = (avatars["month"] == "2") & (avatars["day"].astype(int) > 28)
+        return int(late.sum() + (avatars["state"] != "S" + (avatars["city"].str[1:].astype(int) // 10).astype(str)).sum())
+
+    def risk(avatars) -> float:
+        return singling_out(avatars, training, control, WIDE_TYPES, n_columns=3, n_attacks=1000, random_state=0).risk.value
+
+    avatars = release()
+    pd.testing.assert_frame_equal(avatars, release())  # the same seed, the same avatars
+    assert one_persons_tuples(avatars) < 0.1  # 0.03
+    assert misfits(avatars) == 0
+    with monkeypatch.context() as patch:  # the left-out columns from the drawn neighbour, as before
+        patch.setattr(avatar_module, "family_donors", lambda *args, **kwargs: {})
+        leaky = release()
+    assert one_persons_tuples(leaky) > 0.9  # 0.999
+    assert risk(avatars) < risk(leaky) - 0.1  # 0.14 against 0.36
+    with monkeypatch.context() as patch:  # families drawn with no look at the pairs they form
+        patch.setattr(small_groups_module, "_held_pairs",
+                      lambda a, b, at_a, at_b, holders: np.ones(np.broadcast(at_a, at_b).shape, dtype=bool))
+        assert misfits(release()) > 0  # a 30th of February, a city in another state: the test can fail
 
 
 def test_the_tuple_rule_leaves_out_a_column_that_would_turn_down_one_kind_of_people():
