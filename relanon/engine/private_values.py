@@ -13,6 +13,10 @@ attacks of ``relanon assess`` (README, Privacy attacks):
   largest income released is one that ``min_count`` people reach. A table avatarized in batches
   (the Dask engine) counts in the whole table, not in the batch: its value counts and order
   statistics are given (``value_counts``, ``extremes`` of :func:`relanon.engine.avatar.avatarize`).
+  In a table of people (the small-group rules on), a number an avatar's mix lands on
+  that fewer than ``combination_min_count`` records hold, but some, moves to the nearest value of its
+  column's grid that none or that many hold (:func:`unheld_numbers`): ``debut == 1884-06-26``, read
+  off an avatar, singled out the one person who debuted that day.
 - **Sensitive columns, leave the column out.** Copied from the neighbour whose tuple the avatar
   carries, a sensitive value (``smoker``) sits in the released row closest to that neighbour: an
   attacker who knows the other columns of a person of the data reads her own value there, which
@@ -51,6 +55,9 @@ DISTANCE_EPSILON = 1e-9
 # Values of the largest array of a chunk of avatars in :func:`sensitive_donors` (the coordinates of
 # their candidates): about 80 MB.
 CHUNK_VALUES = 10_000_000
+# Steps of its column's grid a released number that few records hold may move to reach one that none or enough
+# hold (:func:`unheld_numbers`).
+MAX_MOVES = 64
 
 
 def min_count_thresholds(min_counts, types, k: int, name: str) -> dict[str, int]:
@@ -235,6 +242,66 @@ def extreme_bounds(smallest: pd.Series, largest: pd.Series, n: int, min_count: i
     if t <= 1:
         return None
     return smallest.iloc[t - 1], largest.iloc[len(largest) - t]
+
+
+def unheld_numbers(released: np.ndarray, original: np.ndarray, holders: int, *, step: float | None = None,
+                   decimals: int | None = None, support: np.ndarray | None = None,
+                   bounds: tuple | None = None) -> np.ndarray:
+    """``released`` numbers (floats, NaN for missing) that some but fewer than ``holders`` of the ``original``
+    numbers equal, moved to the nearest value that none or at least ``holders`` of them equal (the lower one on a
+    tie), within ``bounds``: a released ``debut == 1884-06-26`` that one person holds singles her out, an
+    avatar's date one day off, held by no one or by several, does not.
+
+    The values tried are those of the column's grid: the sorted ``support`` of a column of few values, or
+    multiples of ``step`` away (rounded to ``decimals``). A value with no such neighbour within
+    :data:`MAX_MOVES` steps stays. Without ``step`` or ``support`` (continuous numbers of any precision), the
+    numbers are returned as they are.
+
+    Examples
+    --------
+    >>> original = np.array([1.0, 2.0, 2.0, 4.0, 5.0, 5.0, 6.0])
+    >>> unheld_numbers(np.array([1.0, 2.0, 3.0, 4.0, 6.0, np.nan]), original, 2, step=1.0).tolist()
+    [0.0, 2.0, 3.0, 3.0, 5.0, nan]
+    >>> unheld_numbers(np.array([4.0, 6.0]), original, 2, step=1.0, bounds=(2.0, 5.0)).tolist()
+    [3.0, 5.0]
+    """
+    out = np.asarray(released, dtype=np.float64).copy()
+    present = original[~np.isnan(original)]
+    if holders <= 1 or not present.size or (step is None and support is None):
+        return out
+    held, counts = np.unique(present, return_counts=True)
+
+    def holding(values):
+        found = np.minimum(np.searchsorted(held, values), len(held) - 1)
+        return np.where(held[found] == values, counts[found], 0)
+
+    def allowed(values):
+        n = holding(values)
+        inside = np.ones(values.shape, dtype=bool) if bounds is None else (values >= bounds[0]) & (values <= bounds[1])
+        return inside & ((n == 0) | (n >= holders)) & ~np.isnan(values)
+
+    with np.errstate(invalid="ignore"):
+        n_held = holding(out)
+    rows = np.flatnonzero((n_held >= 1) & (n_held < holders))
+    grid = None if support is None else np.asarray(support, dtype=np.float64)
+    at = None if grid is None else np.searchsorted(grid, out[rows])
+    for j in range(1, MAX_MOVES + 1):
+        if not len(rows):
+            break
+        if grid is None:
+            down, up = out[rows] - j * step, out[rows] + j * step
+            if decimals is not None:
+                down, up = np.round(down, decimals), np.round(up, decimals)
+        else:
+            down = np.where(at - j >= 0, grid[np.clip(at - j, 0, len(grid) - 1)], np.nan)
+            up = np.where(at + j < len(grid), grid[np.clip(at + j, 0, len(grid) - 1)], np.nan)
+        take_down, take_up = allowed(down), allowed(up)
+        take_up &= ~take_down
+        out[rows[take_down]], out[rows[take_up]] = down[take_down], up[take_up]
+        left = ~(take_down | take_up)
+        rows = rows[left]
+        at = None if at is None else at[left]
+    return out
 
 
 def without(frame: pd.DataFrame, columns, like: pd.DataFrame | None = None) -> pd.DataFrame:

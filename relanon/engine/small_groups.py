@@ -17,10 +17,19 @@ by at least two records; the whole table when there is none) and ``z`` normal wi
 between numbers (a difference of two members), weights that sum to zero (a rule ``age = year -
 birth year`` that every record obeys still holds) and mean zero (each group's mean is kept). It
 gives back the spread that mixing neighbours takes away.
+
+The tuple rule: ``J`` is never a record whose tuple of categorical values, or a pair of them, fewer than
+``COMBINATION_HOLDERS`` records hold, counting the columns :func:`counted_columns` chooses. Those it leaves
+out (a wide table's days and cities, where nearly every record holds a pair of its own) are not taken from
+``J``, whose tuple of them is often hers alone: each family of them (:func:`column_families`: a city and its
+state) comes from another neighbour whose values form, with the avatar's, pairs that several records hold
+(:func:`family_donors`). On the Lahman people this took the linkability of birth and death columns from 0.084
+to 0.022 (benchmarks/wide_people.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from itertools import combinations
 from typing import NamedTuple
 
@@ -46,6 +55,11 @@ COMBINATION_HOLDERS = 2
 # towns of six (benchmarks/wide_people.py, benchmarks/combination_holders.py; README, How it works).
 TUPLE_RULE_FLOOR = 0.1
 TUPLE_RULE_BIAS = 0.05
+# The columns left out of the tuple rule are taken from other neighbours than the drawn one, a family of columns
+# at a time: columns are of one family when one tells the other (Goodman and Kruskal's lambda at least
+# FAMILY_TIE, read on values FAMILY_HELD records hold), as a city and its state.
+FAMILY_TIE = 0.8
+FAMILY_HELD = 5
 # Records read to rule out most pairs of columns before an order is checked on every record.
 ORDER_SAMPLE = 10_000
 
@@ -58,22 +72,32 @@ class Shifts(NamedTuple):
     z: np.ndarray
 
 
-def group_codes(table: pd.DataFrame, columns) -> list[np.ndarray]:
-    """The groups a record belongs to, as codes per record: the whole table, each column's values,
-    each pair's."""
-    return [np.zeros(len(table), dtype=np.int64), *(value_codes(table[c]) for c in columns),
-            *(tuple_codes(table, pair) for pair in combinations(columns, 2))]
+def group_keys(table: pd.DataFrame, columns, chosen: np.ndarray, taken: Mapping | None = None) -> list[tuple]:
+    """The groups a record belongs to (the whole table, each column's values, each pair's), as
+    ``(keys, at)``: one key per record of ``table``, and the key of the group of each avatar, which carries
+    ``chosen[r]``'s values except for the columns of ``taken`` (column -> records), taken from others. An
+    avatar's pair of values no record holds has a key no record has."""
+    taken = taken or {}
+    codes = {c: value_codes(table[c]) for c in columns}
+    carried = {c: codes[c][taken.get(c, chosen)] for c in columns}
+    out = [(np.zeros(len(table), dtype=np.int64), np.zeros(len(chosen), dtype=np.int64))]
+    out += [(codes[c], carried[c]) for c in columns]
+    for a, b in combinations(columns, 2):
+        base = codes[b].max(initial=0) + 1
+        out.append((codes[a] * base + codes[b], carried[a] * base + carried[b]))
+    return out
 
 
 def small_group_shifts(table: pd.DataFrame, columns, chosen: np.ndarray, rng: np.random.Generator,
-                       scale: float = SHIFT_SCALE) -> Shifts:
-    """For each avatar (record ``r`` carrying the categorical values of ``chosen[r]``): two members
-    ``R`` and ``S`` of its smallest group and the weight ``z`` of its shift ``z * (x_R - x_S)``.
+                       scale: float = SHIFT_SCALE, *, taken: Mapping | None = None) -> Shifts:
+    """For each avatar (record ``r`` carrying the categorical values of ``chosen[r]``, or for the columns of
+    ``taken`` those of ``taken[column][r]``): two members ``R`` and ``S`` of its smallest group and the weight
+    ``z`` of its shift ``z * (x_R - x_S)``.
 
     The group is the smallest held by at least two records among the whole table, the values of
-    ``columns`` that ``chosen[r]`` holds and their pairs. An avatar gets no shift (``R = S = -1``,
+    ``columns`` that the avatar carries and their pairs. An avatar gets no shift (``R = S = -1``,
     ``z = 0``) only in a table of fewer than two records. The random numbers are drawn for every
-    avatar, whatever the groups: the result depends only on the table, ``chosen`` and the generator.
+    avatar, whatever the groups: the result depends only on the table, the records carried and the generator.
 
     Examples
     --------
@@ -88,23 +112,25 @@ def small_group_shifts(table: pd.DataFrame, columns, chosen: np.ndarray, rng: np
     first, second = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
     if len(table) < 2 or not n:
         return Shifts(first, second, np.zeros(n))
-    codes = group_codes(table, columns)
+    groups = group_keys(table, columns, chosen, taken)
     best_size = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
     best = np.full(n, -1, dtype=np.int64)
-    for d, code in enumerate(codes):
-        size = np.bincount(code)[code[chosen]]
+    for d, (keys, at) in enumerate(groups):
+        held, counts = np.unique(keys, return_counts=True)
+        found = np.minimum(np.searchsorted(held, at), len(held) - 1)
+        size = np.where(held[found] == at, counts[found], 0)
         better = (size >= 2) & (size < best_size)
         best_size[better], best[better] = size[better], d
     for d in np.unique(best):
         rows = np.flatnonzero(best == d)
-        code = codes[d]
-        order = np.argsort(code, kind="stable")
-        starts = np.concatenate([[0], np.cumsum(np.bincount(code))])
-        group, size = code[chosen[rows]], best_size[rows]
+        keys, at = groups[d]
+        order = np.argsort(keys, kind="stable")  # each group's members in the order of the records
+        held, starts = np.unique(keys[order], return_index=True)
+        start, size = starts[np.searchsorted(held, at[rows])], best_size[rows]
         p1 = np.minimum((u_first[rows] * size).astype(np.int64), size - 1)
         p2 = np.minimum((u_second[rows] * (size - 1)).astype(np.int64), size - 2)
         p2 = p2 + (p2 >= p1)  # two distinct members
-        first[rows], second[rows] = order[starts[group] + p1], order[starts[group] + p2]
+        first[rows], second[rows] = order[start + p1], order[start + p2]
     return Shifts(first, second, z)
 
 
@@ -236,3 +262,133 @@ def ordered_columns(records: dict) -> set:
             if both.any() and (x[both] <= y[both]).all() and np.nanmax(x) > np.nanmin(y):
                 out |= {a, b}
     return out
+
+
+def column_families(table: pd.DataFrame, columns, tie: float = FAMILY_TIE, held: int = FAMILY_HELD) -> list[list]:
+    """``columns`` grouped into families of columns that go together: two columns are tied when the values of
+    one tell the other's (Goodman and Kruskal's lambda at least ``tie``, read on the records whose value at
+    least ``held`` records hold: a value one person holds tells everything by chance), as a city its state.
+    Families are returned from the fewest distinct values up, each in the order of ``columns``.
+
+    Examples
+    --------
+    >>> people = pd.DataFrame({"city": list("aabbccdd") * 2, "state": list("XXXXYYYY") * 2,
+    ...                        "day": list("1234123412341234")})
+    >>> column_families(people, ["day", "city", "state"], held=2)
+    [['city', 'state'], ['day']]
+    """
+    columns = list(columns)
+    codes = {c: value_codes(table[c]) for c in columns}
+    parent = {c: c for c in columns}
+
+    def root(c):
+        while parent[c] != c:
+            c = parent[c]
+        return c
+
+    for a in columns:
+        counts = np.bincount(codes[a])
+        read = counts[codes[a]] >= held
+        if not read.any():
+            continue
+        for b in columns:
+            if b == a or root(a) == root(b):
+                continue
+            if _lambda(codes[a][read], codes[b][read]) >= tie:
+                parent[root(b)] = root(a)
+    families: dict = {}
+    for c in columns:
+        families.setdefault(root(c), []).append(c)
+    distinct = {c: len(np.unique(codes[c])) for c in columns}
+    return sorted(families.values(), key=lambda f: (min(distinct[c] for c in f), columns.index(f[0])))
+
+
+def _lambda(a: np.ndarray, b: np.ndarray) -> float:
+    """Goodman and Kruskal's lambda: the share of the errors of guessing ``b`` by its modal value that knowing
+    ``a`` (guessing each ``a``'s modal ``b``) avoids; 0 for a ``b`` of one value."""
+    pairs = np.unique(a * (b.max(initial=0) + 1) + b, return_counts=True)
+    pair_a = pairs[0] // (b.max(initial=0) + 1)
+    best = np.zeros(a.max(initial=0) + 1, dtype=np.int64)
+    np.maximum.at(best, pair_a, pairs[1])
+    plain = np.bincount(b).max(initial=0)
+    if plain >= len(b):
+        return 0.0
+    return float((best.sum() - plain) / (len(b) - plain))
+
+
+def family_donors(table: pd.DataFrame, families, decided: Mapping, chosen: np.ndarray, indices: np.ndarray,
+                  weights: np.ndarray, rng: np.random.Generator, holders: int = COMBINATION_HOLDERS) -> dict:
+    """The record each family of ``families`` (columns left out of the tuple rule) is taken from, per avatar.
+
+    Avatar ``r`` carries the values of ``decided`` (name -> series of the same records as ``table``: the
+    categorical values that are not left out, whether each number is missing) of ``chosen[r]``. Each family, in turn, is taken from
+    one of ``r``'s neighbours ``indices[r]`` drawn with its ``weights[r]`` among those whose values form, with
+    each value the avatar carries so far (the decided columns' and earlier families'), a pair that ``holders``
+    records hold: the avatar's pairs are held by several people, not the one record of the drawn neighbour,
+    and hold together (no 30th of February). An avatar none of whose neighbours qualify takes the family from
+    ``chosen[r]``. Returns ``{column: donors}`` for every column of ``families``.
+
+    Examples
+    --------
+    >>> people = pd.DataFrame({"month": ["Feb"] * 4 + ["Mar"] * 4, "day": ["1", "1", "2", "2", "30", "30", "1", "1"]})
+    >>> indices = np.array([[1, 4, 6]] * 8)
+    >>> donors = family_donors(people, [["day"]], {"month": people["month"]}, np.zeros(8, dtype=int), indices,
+    ...                        np.full((8, 3), 1 / 3), np.random.default_rng(0))
+    >>> sorted(set(people["day"].take(donors["day"])))
+    ['1']
+    """
+    n = len(chosen)
+    u = rng.random((n, len(families)))
+    known = {c: value_codes(pd.Series(values)) for c, values in decided.items()}
+    carried = {c: codes[chosen] for c, codes in known.items()}
+    # the tuple of every value carried so far, as a key among the records' tuples (-1: no record holds it)
+    record_key = np.zeros(len(table), dtype=np.int64)
+    for codes in known.values():
+        record_key, _, _ = _extended(record_key, record_key[:0], codes, codes[:0])
+    avatar_key = record_key[chosen]
+    out = {}
+    for f, family in enumerate(families):
+        allowed = indices != chosen[:, None]
+        keys, formed = record_key, np.repeat(avatar_key[:, None], indices.shape[1], axis=1)
+        for column in family:
+            codes = value_codes(table[column])
+            for other, at in carried.items():
+                allowed &= _held_pairs(codes, known[other], codes[indices], at[:, None], holders)
+            keys, formed, counts = _extended(keys, formed, codes, codes[indices])
+        # the whole tuple may be one no record holds, not one that fewer than ``holders`` hold
+        held = np.where(formed >= 0, counts[np.maximum(formed, 0)], 0)
+        allowed &= (held == 0) | (held >= holders)
+        w = weights * allowed
+        total = w.sum(axis=1)
+        cumulative = np.cumsum(w, axis=1) / np.where(total > 0, total, 1.0)[:, None]
+        pick = np.minimum((cumulative < u[:, [f]]).sum(axis=1), indices.shape[1] - 1)
+        donors = np.where(total > 0, indices[np.arange(n), pick], chosen)
+        for column in family:
+            out[column] = donors
+            known[column] = value_codes(table[column])
+            carried[column] = known[column][donors]
+            record_key, avatar_key, _ = _extended(record_key, avatar_key, known[column], carried[column])
+    return out
+
+
+def _extended(keys: np.ndarray, formed: np.ndarray, codes: np.ndarray, at: np.ndarray) -> tuple:
+    """The records' tuples ``keys`` with one more column coded ``codes``, renumbered; tuples ``formed`` (keys of
+    the records' tuples, -1 for none) with that column's codes ``at``, as keys of the new tuples (-1 for none a
+    record holds); and how many records hold each new key."""
+    base = codes.max(initial=0) + 1
+    held, renumbered, counts = np.unique(keys * base + codes, return_inverse=True, return_counts=True)
+    wanted = formed * base + at
+    found = np.minimum(np.searchsorted(held, wanted), max(len(held) - 1, 0))
+    hit = (formed >= 0) & (held[found] == wanted) if len(held) else np.zeros(wanted.shape, dtype=bool)
+    return renumbered.astype(np.int64).reshape(-1), np.where(hit, found, -1), counts
+
+
+def _held_pairs(a: np.ndarray, b: np.ndarray, at_a: np.ndarray, at_b: np.ndarray, holders: int) -> np.ndarray:
+    """Whether the pairs of codes ``(at_a, at_b)`` (broadcast) are held by ``holders`` records of the columns
+    coded ``a`` and ``b``."""
+    base = b.max(initial=0) + 1
+    pairs, counts = np.unique(a * base + b, return_counts=True)
+    held = pairs[counts >= holders]
+    wanted = at_a * base + at_b
+    found = np.minimum(np.searchsorted(held, wanted), max(len(held) - 1, 0))
+    return (held[found] == wanted) if len(held) else np.zeros(np.broadcast(at_a, at_b).shape, dtype=bool)
