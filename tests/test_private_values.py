@@ -264,6 +264,32 @@ def test_donors_do_not_depend_on_how_many_avatars_are_weighed_at_once():
         assert chunked.counts == whole.counts and chunked_after == after
 
 
+def test_sensitive_donors_form_their_combinations_with_the_values_the_avatar_carries():
+    # an avatar carrying a town taken from another neighbour than the drawn one (a column the tuple rule left
+    # out): the combination its sensitive value forms is checked with the values it carries, not with the drawn
+    # neighbour's
+    table = people(600, 9)
+    rng = np.random.default_rng(4)
+    table["diagnosis"] = rng.choice([f"D{i}" for i in range(8)], len(table))
+    types = {"age": "integer", "sex": "categorical", "town": "categorical", "diagnosis": "categorical"}
+    n, k = len(table), 5
+    space = FactorSpace(types, random_state=0).fit(table)
+    chosen = self_neighbours(space.transform(table), k).indices[np.arange(n), rng.integers(0, k, n)]
+    town_from = rng.permutation(n)
+    avatars = table.take(chosen).reset_index(drop=True)
+    avatars["town"] = table["town"].take(town_from).to_numpy()
+    held = table.groupby(["sex", "town", "diagnosis"]).size()
+
+    def held_by_three(taken) -> float:
+        found = sensitive_donors(table, avatars, space, chosen, ["diagnosis"], ["sex", "town", "diagnosis"], k,
+                                 np.random.default_rng(5), combination_holders=3, taken=taken)
+        released = zip(avatars["sex"], avatars["town"], table["diagnosis"].take(found.donors), strict=True)
+        return float(np.mean([held.get(combination, 0) >= 3 for combination in released]))
+
+    assert held_by_three({"town": town_from}) > 0.95
+    assert held_by_three(None) < 0.8  # checked with the drawn neighbour's town: the test can fail
+
+
 def test_search_and_rank_shortcuts_match_their_definitions():
     rng = np.random.default_rng(3)
     points = np.round(rng.normal(size=(300, 3)), 1)  # many exact ties
@@ -524,33 +550,3 @@ def test_the_schema_sets_combination_min_count_of_an_avatar_table():
     spec["tables"]["doctors"]["anonymize"] = {"method": "keep", "combination_min_count": 5}
     with pytest.raises(SchemaError, match="combination_min_count has no meaning for method 'keep'"):
         load_schema(spec)
-
-
-def test_a_released_number_is_never_one_that_a_single_person_holds(monkeypatch):
-    # dates of many distinct days: an avatar's date, a mix of its neighbours' rounded to the day, often fell on
-    # a day that one person holds, and ``debut == d`` singled her out (Lahman: anonymeter's univariate singling
-    # out 0.11); moved to the nearest day that no one or several hold, it singles out no one
-    rng = np.random.default_rng(5)
-    n = 4000
-    people = pd.DataFrame({"debut": pd.Timestamp("1950-01-01") + pd.to_timedelta(rng.integers(0, 9000, n), unit="D"),
-                           "weight": rng.normal(80, 12, n).round(1), "hand": rng.choice(["L", "R"], n)})
-    types = {"debut": "datetime", "weight": "continuous", "hand": "categorical"}
-    training, control = people.iloc[:2000].reset_index(drop=True), people.iloc[2000:].reset_index(drop=True)
-
-    def single_holders(avatars, column) -> int:
-        return int((avatars[column].map(training[column].value_counts()) == 1).sum())
-
-    def singled_out(avatars) -> int:
-        result = singling_out(avatars, training, control, types, mode="univariate", n_attacks=1000, random_state=0)
-        return result.details["singling_out_training_person"]
-
-    avatars = avatarize(training, types, k=10, random_state=0, min_counts=5).avatars
-    assert single_holders(avatars, "debut") == 0 and single_holders(avatars, "weight") == 0
-    assert avatars["debut"].dt.normalize().equals(avatars["debut"])  # still days
-    assert avatars["debut"].between(training["debut"].nsmallest(5).max(), training["debut"].nlargest(5).min()).all()
-    with monkeypatch.context() as patch:
-        patch.setattr(avatar_module, "unheld_numbers", lambda values, *args, **kwargs: values)
-        leaky = avatarize(training, types, k=10, random_state=0, min_counts=5).avatars
-    assert single_holders(leaky, "debut") > 200  # the test can fail
-    assert (avatars["debut"] - leaky["debut"]).abs().max() <= pd.Timedelta(days=5)  # moved by a few days at most
-    assert singled_out(avatars) < singled_out(leaky) / 4

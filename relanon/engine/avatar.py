@@ -24,11 +24,9 @@ from relanon.engine.neighbours import Neighbours, cross_neighbours, self_neighbo
 from relanon.engine.private_values import (
     among_eligible,
     bound_extremes,
-    extreme_bounds,
     frequent_records,
     min_count_thresholds,
     sensitive_donors,
-    unheld_numbers,
 )
 from relanon.engine.small_groups import (
     COMBINATION_HOLDERS,
@@ -157,11 +155,9 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
         never drawn, counting the columns :func:`~relanon.engine.small_groups.counted_columns` chooses (those
         left out come from other neighbours, see 3.; :mod:`relanon.engine.small_groups`). The multi-table run
         turns it on for the individual tables (people), whose records the attacks single out, and off below
-        them (a visit's cost keeps its relation with the doctor's specialty). A released number that fewer
-        than ``combination_holders`` records hold, but some, is moved to the nearest value of its column's grid
-        that none or that many hold (:func:`relanon.engine.private_values.unheld_numbers`). A batch of a larger
-        table (``value_counts`` given) is shifted within the batch, skips the tuple rule (its combinations would
-        be counted in the batch) and moves the numbers that fewer than that many records of the batch hold.
+        them (a visit's cost keeps its relation with the doctor's specialty). A batch of a larger table
+        (``value_counts`` given) is shifted within the batch and skips the tuple rule (its combinations would be
+        counted in the batch).
     shift_numbers : bool, default True
         With ``small_groups``: whether the numbers are shifted (the tuple rule applies either way). The
         multi-table run turns it off for a table whose children are anchored to it (``anchor: true``):
@@ -170,8 +166,8 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     combination_holders : int, default 2
         With ``small_groups``: the fewest records that must hold an avatar's tuple of categorical values
         (those whose ``min_count`` is above 1), and each pair of them, for the tuple to be drawn (the
-        schema's ``anonymize.combination_min_count``), and a released number held by some records. More
-        lowers singling out by rare combinations and turns more of them down.
+        schema's ``anonymize.combination_min_count``). More lowers singling out by rare combinations and
+        turns more of them down.
 
     Returns
     -------
@@ -269,13 +265,7 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     if sensitive:
         out.update(_sensitive_part(table, pd.DataFrame(out), space, chosen, sensitive, categorical, thresholds,
                                    k, donor_rng, name, groups, value_counts, extremes,
-                                   shifts, spread))
-    if thresholds and small_groups:
-        # a number one person holds singles her out (``debut == 1884-06-26``): moved to the nearest one that none
-        # or several hold (in a batch of a larger table, that the batch holds: the one who holds it is in one)
-        for column in (c for c in released if c in out and c not in drawn and c not in categorical):
-            out[column] = _unheld(out[column], table[column], space.statistics_[column], combination_holders,
-                                  thresholds[column], name)
+                                   shifts, spread, taken))
     pairing = shuffle_rng.permutation(n)
     avatars = pd.DataFrame(out).take(pairing).reset_index(drop=True)
     return AvatarResult(avatars, pairing.astype(np.int64), ncp=space.n_components_)
@@ -312,7 +302,7 @@ def _carried(table, types, categorical, left, sensitive) -> dict:
 
 
 def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thresholds, k, rng, name, groups,
-                    value_counts, extremes, shifts, spread) -> dict:
+                    value_counts, extremes, shifts, spread, taken) -> dict:
     """The sensitive columns of the avatars, from their donors, numbers kept within their bounds (the whole
     table's counts and bounds when given: a batch of the Dask engine); the numbers of ``spread`` shifted like
     their small group's (:mod:`relanon.engine.small_groups`)."""
@@ -323,7 +313,8 @@ def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thres
                if c not in categorical}
     found = sensitive_donors(table, avatars, space, chosen, sensitive, categorical, k, rng,
                              eligible=eligible, combination_holders=holders, numbers=numbers,
-                             groups=None if groups is None else np.asarray(groups, dtype=np.int64).reshape(len(table), -1))
+                             groups=None if groups is None else np.asarray(groups, dtype=np.int64).reshape(len(table), -1),
+                             taken=taken)
     if found.counts["neither"]:
         logger.info("table %r: %d avatars take sensitive values forming a combination no original holds (no "
                     "look-alike shared their other values)", name, found.counts["neither"])
@@ -339,28 +330,6 @@ def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thres
             if thresholds:
                 out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
     return out
-
-
-def _unheld(avatars: pd.Series, original: pd.Series, stats, holders: int, min_count: int, name: str):
-    """``avatars`` of a numeric column with the numbers that fewer than ``holders`` records of ``original`` hold
-    moved on the column's grid (:func:`relanon.engine.private_values.unheld_numbers`), within its ``min_count``-th
-    extremes."""
-    values = numeric_values(avatars, stats.kind, table=name)
-    originals = numeric_values(original, stats.kind, table=name)
-    present = pd.Series(np.sort(originals[~np.isnan(originals)]))
-    bounds = extreme_bounds(present, present, len(present), min_count)
-    step = {"integer": 1.0, "datetime": stats.step}.get(stats.kind)
-    if step is None and stats.decimals is not None:
-        step = 10.0 ** -stats.decimals
-    moved = unheld_numbers(values, originals, holders, step=step,
-                           decimals=stats.decimals if stats.kind == "continuous" else None, support=stats.support,
-                           bounds=bounds)
-    changed = ~np.isnan(values) & (moved != values)
-    if not changed.any():
-        return avatars
-    logger.info("table %r: %d numbers of %r that fewer than %d records hold moved to the nearest that none or "
-                "more hold", name, int(changed.sum()), original.name, holders)
-    return restore_numeric(moved, np.isnan(values), stats)
 
 
 def _table_facts(value_counts, extremes, types, name: str) -> tuple[dict, dict]:

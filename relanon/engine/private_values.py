@@ -13,10 +13,6 @@ attacks of ``relanon assess`` (README, Privacy attacks):
   largest income released is one that ``min_count`` people reach. A table avatarized in batches
   (the Dask engine) counts in the whole table, not in the batch: its value counts and order
   statistics are given (``value_counts``, ``extremes`` of :func:`relanon.engine.avatar.avatarize`).
-  In a table of people (the small-group rules on), a number an avatar's mix lands on
-  that fewer than ``combination_min_count`` records hold, but some, moves to the nearest value of its
-  column's grid that none or that many hold (:func:`unheld_numbers`): ``debut == 1884-06-26``, read
-  off an avatar, singled out the one person who debuted that day.
 - **Sensitive columns, leave the column out.** Copied from the neighbour whose tuple the avatar
   carries, a sensitive value (``smoker``) sits in the released row closest to that neighbour: an
   attacker who knows the other columns of a person of the data reads her own value there, which
@@ -55,9 +51,6 @@ DISTANCE_EPSILON = 1e-9
 # Values of the largest array of a chunk of avatars in :func:`sensitive_donors` (the coordinates of
 # their candidates): about 80 MB.
 CHUNK_VALUES = 10_000_000
-# Steps of its column's grid a released number that few records hold may move to reach one that none or enough
-# hold (:func:`unheld_numbers`).
-MAX_MOVES = 64
 
 
 def min_count_thresholds(min_counts, types, k: int, name: str) -> dict[str, int]:
@@ -119,6 +112,41 @@ def tuple_codes(table: pd.DataFrame, columns) -> np.ndarray:
         values = value_codes(table[column])
         codes = np.unique(codes * (values.max(initial=0) + 1) + values, return_inverse=True)[1].astype(np.int64)
     return codes
+
+
+def extended_keys(keys: np.ndarray, formed: np.ndarray, codes: np.ndarray, at: np.ndarray) -> tuple:
+    """The records' tuples ``keys`` with one more column coded ``codes``, renumbered; tuples ``formed`` (keys of
+    the records' tuples, -1 for none) with that column's codes ``at``, as keys of the new tuples (-1 for none a
+    record holds); and how many records hold each new key."""
+    base = codes.max(initial=0) + 1
+    held, renumbered, counts = np.unique(keys * base + codes, return_inverse=True, return_counts=True)
+    wanted = formed * base + at
+    found = np.minimum(np.searchsorted(held, wanted), max(len(held) - 1, 0))
+    hit = (formed >= 0) & (held[found] == wanted) if len(held) else np.zeros(wanted.shape, dtype=bool)
+    return renumbered.astype(np.int64).reshape(-1), np.where(hit, found, -1), counts
+
+
+def carried_tuple(table: pd.DataFrame, columns, chosen: np.ndarray, taken: Mapping | None = None) -> tuple:
+    """The records' tuples of ``columns`` (:func:`tuple_codes`), the key among them of the tuple each avatar
+    carries (record ``chosen[r]``'s values, or for a column of ``taken`` record ``taken[column][r]``'s; -1 when
+    no record holds it), and per column the code of the value each avatar carries.
+
+    Examples
+    --------
+    >>> people = pd.DataFrame({"sex": ["F", "M", "F"], "town": ["B", "A", "A"]})
+    >>> records, at, _ = carried_tuple(people, ["sex", "town"], np.array([0, 1, 2]), {"town": np.array([1, 0, 0])})
+    >>> records.tolist(), at.tolist()
+    ([0, 2, 1], [1, -1, 0])
+    """
+    taken = taken or {}
+    records = np.zeros(len(table), dtype=np.int64)
+    at = np.zeros(len(chosen), dtype=np.int64)
+    codes_at = []
+    for column in columns:
+        codes = value_codes(table[column])
+        codes_at.append(codes[taken.get(column, chosen)])
+        records, at, _ = extended_keys(records, at, codes, codes_at[-1])
+    return records, at, codes_at
 
 
 def frequent_records(table: pd.DataFrame, columns, thresholds: Mapping[str, int],
@@ -244,66 +272,6 @@ def extreme_bounds(smallest: pd.Series, largest: pd.Series, n: int, min_count: i
     return smallest.iloc[t - 1], largest.iloc[len(largest) - t]
 
 
-def unheld_numbers(released: np.ndarray, original: np.ndarray, holders: int, *, step: float | None = None,
-                   decimals: int | None = None, support: np.ndarray | None = None,
-                   bounds: tuple | None = None) -> np.ndarray:
-    """``released`` numbers (floats, NaN for missing) that some but fewer than ``holders`` of the ``original``
-    numbers equal, moved to the nearest value that none or at least ``holders`` of them equal (the lower one on a
-    tie), within ``bounds``: a released ``debut == 1884-06-26`` that one person holds singles her out, an
-    avatar's date one day off, held by no one or by several, does not.
-
-    The values tried are those of the column's grid: the sorted ``support`` of a column of few values, or
-    multiples of ``step`` away (rounded to ``decimals``). A value with no such neighbour within
-    :data:`MAX_MOVES` steps stays. Without ``step`` or ``support`` (continuous numbers of any precision), the
-    numbers are returned as they are.
-
-    Examples
-    --------
-    >>> original = np.array([1.0, 2.0, 2.0, 4.0, 5.0, 5.0, 6.0])
-    >>> unheld_numbers(np.array([1.0, 2.0, 3.0, 4.0, 6.0, np.nan]), original, 2, step=1.0).tolist()
-    [0.0, 2.0, 3.0, 3.0, 5.0, nan]
-    >>> unheld_numbers(np.array([4.0, 6.0]), original, 2, step=1.0, bounds=(2.0, 5.0)).tolist()
-    [3.0, 5.0]
-    """
-    out = np.asarray(released, dtype=np.float64).copy()
-    present = original[~np.isnan(original)]
-    if holders <= 1 or not present.size or (step is None and support is None):
-        return out
-    held, counts = np.unique(present, return_counts=True)
-
-    def holding(values):
-        found = np.minimum(np.searchsorted(held, values), len(held) - 1)
-        return np.where(held[found] == values, counts[found], 0)
-
-    def allowed(values):
-        n = holding(values)
-        inside = np.ones(values.shape, dtype=bool) if bounds is None else (values >= bounds[0]) & (values <= bounds[1])
-        return inside & ((n == 0) | (n >= holders)) & ~np.isnan(values)
-
-    with np.errstate(invalid="ignore"):
-        n_held = holding(out)
-    rows = np.flatnonzero((n_held >= 1) & (n_held < holders))
-    grid = None if support is None else np.asarray(support, dtype=np.float64)
-    at = None if grid is None else np.searchsorted(grid, out[rows])
-    for j in range(1, MAX_MOVES + 1):
-        if not len(rows):
-            break
-        if grid is None:
-            down, up = out[rows] - j * step, out[rows] + j * step
-            if decimals is not None:
-                down, up = np.round(down, decimals), np.round(up, decimals)
-        else:
-            down = np.where(at - j >= 0, grid[np.clip(at - j, 0, len(grid) - 1)], np.nan)
-            up = np.where(at + j < len(grid), grid[np.clip(at + j, 0, len(grid) - 1)], np.nan)
-        take_down, take_up = allowed(down), allowed(up)
-        take_up &= ~take_down
-        out[rows[take_down]], out[rows[take_up]] = down[take_down], up[take_up]
-        left = ~(take_down | take_up)
-        rows = rows[left]
-        at = None if at is None else at[left]
-    return out
-
-
 def without(frame: pd.DataFrame, columns, like: pd.DataFrame | None = None) -> pd.DataFrame:
     """``frame`` with every value of ``columns`` replaced by one present value of the column in ``like``
     (default ``frame``): in a fitted factor space, such columns move every row by the same vector and
@@ -331,7 +299,8 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
                      sensitive, categorical, k: int, rng: np.random.Generator, *,
                      eligible: np.ndarray | None = None, protected: int = PROTECTED_ROWS,
                      combination_holders: int = 1, groups: np.ndarray | None = None,
-                     numbers: Mapping[str, np.ndarray] | None = None, chunk_rows: int | None = None) -> Donors:
+                     numbers: Mapping[str, np.ndarray] | None = None, chunk_rows: int | None = None,
+                     taken: Mapping | None = None) -> Donors:
     """The record whose sensitive values each avatar takes (see the module docstring).
 
     Parameters
@@ -357,6 +326,10 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
         parent with the record or with the drawn neighbour.
     numbers : Mapping[str, ndarray], optional
         The sensitive numeric columns, as floats (missing as NaN): their avatars are mixed here.
+    taken : Mapping[str, ndarray], optional
+        Categorical-like columns whose value avatar ``r`` carries from ``taken[column][r]`` rather than from
+        ``chosen[r]`` (the columns the tuple rule leaves out, :func:`relanon.engine.small_groups.family_donors`):
+        the combinations and pairs the sensitive values form are those of the values the avatar carries.
     chunk_rows : int, optional
         Avatars whose candidates are weighed at once (by default as many as keep the largest array
         of a chunk near 80 MB). The result does not depend on it: the random numbers are drawn as
@@ -384,13 +357,13 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
     coords = space.transform(without(table, sensitive))
     released = space.transform(without(avatars, sensitive, like=table))
     others = [c for c in categorical if c not in sensitive]
-    shared = tuple_codes(table, others)
+    shared, shared_at, pairs_at = carried_tuple(table, others, chosen, taken)
     secret = tuple_codes(table, [c for c in categorical if c in sensitive])
     # records sharing the neighbour's other categorical values come first: the tuple's code as one
     # more coordinate, scaled beyond the diameter of the point cloud
     scale = 2.0 * float(np.sqrt(np.einsum("ij,ij->i", coords, coords).max(initial=0.0))) + 1.0
     search = np.hstack([coords, scale * shared[:, None].astype(np.float64)])
-    released_search = np.hstack([released, scale * shared[chosen][:, None].astype(np.float64)])
+    released_search = np.hstack([released, scale * shared_at[:, None].astype(np.float64)])
     width = min(n - 1, k + protected)
     # candidates: the records sharing the neighbour's other categorical values, nearest first (beyond
     # the records of the tuple, the order means nothing), then its nearest records in the space;
@@ -410,6 +383,7 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
     rules = _Rules(coords, shared, secret, protected_rows=_row_sets(closest),
                    protected_number_rows=_row_sets([c[:, :few] for c in closest]),
                    combinations=_held_combinations(table, others, shared, secret, combination_holders),
+                   shared_at=shared_at, pairs_at=pairs_at,
                    groups=groups, eligible=eligible)
     del closest
     # whether a number's mean meets a missing value: one answer for every chunk (it sets the arithmetic)
@@ -455,6 +429,8 @@ class _Rules(NamedTuple):
     combinations: tuple
     groups: np.ndarray | None
     eligible: np.ndarray | None
+    shared_at: np.ndarray  # the key among ``shared`` of the tuple each avatar carries (-1: no record holds it)
+    pairs_at: list  # per other categorical column, the code of the value each avatar carries
 
 
 def _held_combinations(table, others, shared, secret, holders: int) -> tuple:
@@ -505,7 +481,7 @@ def _donate(rows, chosen, candidates, width, draws, u, u_pull, rules: _Rules):
     allowed[:, width:] &= ~_found_in(candidates[:, :width], candidates[:, width:])
     near = allowed.copy()  # allowed, and a look-alike in the space
     near[:, :width] = False
-    tiers = _Tiers(rules, chosen, candidates, allowed, near)
+    tiers = _Tiers(rules, rows, candidates, allowed, near)
     donors = np.full(len(rows), -1, dtype=np.int64)
     counts = {"sharing": 0, "forming": 0, "pairing": 0, "neither": 0}
     todo = np.arange(len(rows))  # the avatars without a donor yet
@@ -550,13 +526,13 @@ class _Tiers:
     without a donor: what a tier asks (the combinations held, the pairs held) is looked at only for
     the avatars that reach it."""
 
-    def __init__(self, rules: _Rules, chosen, candidates, allowed, near):
-        self.rules, self.chosen, self.candidates, self.allowed, self.near = rules, chosen, candidates, allowed, near
+    def __init__(self, rules: _Rules, rows, candidates, allowed, near):
+        self.rules, self.rows, self.candidates, self.allowed, self.near = rules, rows, candidates, allowed, near
 
     def of(self, label: str, at: np.ndarray, frequent_only: bool) -> np.ndarray:
-        rules, chosen, candidates = self.rules, self.chosen[at], self.candidates[at]
+        rules, rows, candidates = self.rules, self.rows[at], self.candidates[at]
         if label == "sharing":
-            tier = self.allowed[at] & (rules.shared[candidates] == rules.shared[chosen][:, None])
+            tier = self.allowed[at] & (rules.shared[candidates] == rules.shared_at[rows][:, None])
         elif label == "neither":
             tier = self.near[at]
         else:
@@ -565,14 +541,16 @@ class _Tiers:
             if label == "forming":
                 # a combination counts as held when enough records hold it: held by the person alone, it
                 # would tell her value to whoever knows her other values
-                tier = self.near[at] & np.isin(rules.shared[chosen][:, None] * base + secret_values, existing)
+                # (an avatar whose tuple no record holds forms no held combination)
+                formed = rules.shared_at[rows][:, None] * base + secret_values
+                tier = self.near[at] & (rules.shared_at[rows] >= 0)[:, None] & np.isin(formed, existing)
             else:
                 # failing that, every pair of one of its other categorical values with the sensitive ones
                 # is one that enough records hold (no dose of another drug; a pair held by one patient's
                 # visits alone would hand them their own reasons)
                 tier = self.near[at]
-                for codes, held in pair_rules:
-                    tier &= np.isin(codes[chosen][:, None] * base + secret_values, held)
+                for (_, held), carried in zip(pair_rules, rules.pairs_at, strict=True):
+                    tier &= np.isin(carried[rows][:, None] * base + secret_values, held)
         if frequent_only and rules.eligible is not None:
             tier &= rules.eligible[candidates]
         return tier

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.binning import hellinger
-from relanon.engine.private_values import tuple_codes, value_codes
+from relanon.engine.private_values import extended_keys, tuple_codes, value_codes
 
 # The shift's standard deviation, in standard deviations of the group: a difference of two members
 # has twice the group's variance, so ``z`` has variance ``SHIFT_SCALE ** 2 / 2``.
@@ -344,7 +344,7 @@ def family_donors(table: pd.DataFrame, families, decided: Mapping, chosen: np.nd
     # the tuple of every value carried so far, as a key among the records' tuples (-1: no record holds it)
     record_key = np.zeros(len(table), dtype=np.int64)
     for codes in known.values():
-        record_key, _, _ = _extended(record_key, record_key[:0], codes, codes[:0])
+        record_key, _, _ = extended_keys(record_key, record_key[:0], codes, codes[:0])
     avatar_key = record_key[chosen]
     out = {}
     for f, family in enumerate(families):
@@ -354,7 +354,7 @@ def family_donors(table: pd.DataFrame, families, decided: Mapping, chosen: np.nd
             codes = value_codes(table[column])
             for other, at in carried.items():
                 allowed &= _held_pairs(codes, known[other], codes[indices], at[:, None], holders)
-            keys, formed, counts = _extended(keys, formed, codes, codes[indices])
+            keys, formed, counts = extended_keys(keys, formed, codes, codes[indices])
         # the whole tuple may be one no record holds, not one that fewer than ``holders`` hold
         held = np.where(formed >= 0, counts[np.maximum(formed, 0)], 0)
         allowed &= (held == 0) | (held >= holders)
@@ -367,20 +367,8 @@ def family_donors(table: pd.DataFrame, families, decided: Mapping, chosen: np.nd
             out[column] = donors
             known[column] = value_codes(table[column])
             carried[column] = known[column][donors]
-            record_key, avatar_key, _ = _extended(record_key, avatar_key, known[column], carried[column])
+            record_key, avatar_key, _ = extended_keys(record_key, avatar_key, known[column], carried[column])
     return out
-
-
-def _extended(keys: np.ndarray, formed: np.ndarray, codes: np.ndarray, at: np.ndarray) -> tuple:
-    """The records' tuples ``keys`` with one more column coded ``codes``, renumbered; tuples ``formed`` (keys of
-    the records' tuples, -1 for none) with that column's codes ``at``, as keys of the new tuples (-1 for none a
-    record holds); and how many records hold each new key."""
-    base = codes.max(initial=0) + 1
-    held, renumbered, counts = np.unique(keys * base + codes, return_inverse=True, return_counts=True)
-    wanted = formed * base + at
-    found = np.minimum(np.searchsorted(held, wanted), max(len(held) - 1, 0))
-    hit = (formed >= 0) & (held[found] == wanted) if len(held) else np.zeros(wanted.shape, dtype=bool)
-    return renumbered.astype(np.int64).reshape(-1), np.where(hit, found, -1), counts
 
 
 def _held_pairs(a: np.ndarray, b: np.ndarray, at_a: np.ndarray, at_b: np.ndarray, holders: int) -> np.ndarray:
