@@ -321,12 +321,13 @@ def family_donors(table: pd.DataFrame, families, decided: Mapping, chosen: np.nd
     """The record each family of ``families`` (columns left out of the tuple rule) is taken from, per avatar.
 
     Avatar ``r`` carries the values of ``decided`` (name -> series of the same records as ``table``: the
-    categorical values that are not left out, whether each number is missing) of ``chosen[r]``. Each family, in turn, is taken from
-    one of ``r``'s neighbours ``indices[r]`` drawn with its ``weights[r]`` among those whose values form, with
-    each value the avatar carries so far (the decided columns' and earlier families'), a pair that ``holders``
-    records hold: the avatar's pairs are held by several people, not the one record of the drawn neighbour,
-    and hold together (no 30th of February). An avatar none of whose neighbours qualify takes the family from
-    ``chosen[r]``. Returns ``{column: donors}`` for every column of ``families``.
+    categorical values that are not left out, whether each number is missing) of ``chosen[r]``. Each family, in
+    turn, is taken from one of ``r``'s other neighbours ``indices[r]``, drawn with its ``weights[r]`` among those
+    whose values form, with each value the avatar carries so far (the decided columns' and earlier families'), a
+    pair that ``holders`` records hold, and a whole tuple that no record or at least ``holders`` hold: the
+    avatar's pairs are held by several people, not the one record of the drawn neighbour, and hold together (no
+    30th of February). An avatar none of whose neighbours qualify takes the family from ``chosen[r]``. Returns
+    ``{column: donors}`` for every column of ``families``.
 
     Examples
     --------
@@ -362,6 +363,8 @@ def family_donors(table: pd.DataFrame, families, decided: Mapping, chosen: np.nd
         total = w.sum(axis=1)
         cumulative = np.cumsum(w, axis=1) / np.where(total > 0, total, 1.0)[:, None]
         pick = np.minimum((cumulative < u[:, [f]]).sum(axis=1), indices.shape[1] - 1)
+        # a weight of 0 may still be landed on by rounding: the first neighbour that qualifies instead
+        pick = np.where(allowed[np.arange(n), pick], pick, np.argmax(allowed, axis=1))
         donors = np.where(total > 0, indices[np.arange(n), pick], chosen)
         for column in family:
             out[column] = donors
