@@ -276,8 +276,9 @@ def _tuple_rule(table, columns, frequent: np.ndarray, holders: int, name: str) -
     ``holders`` records hold. The columns counted leave at least a tenth of ``frequent`` to give their categories
     and, at the default ``holders``, records that hold the other columns' values in its shares
     (:func:`relanon.engine.small_groups.counted_columns`); more holders, asked by the schema, may bend the shares
-    (the signal shows by how much). A warning names the columns left out, whose pairs one record holds may
-    reach the release."""
+    (the signal shows by how much). A warning names the columns left out, which are taken from other neighbours
+    (:func:`relanon.engine.small_groups.family_donors`). Returns the records that may give their categories and
+    the columns left out."""
     bias = TUPLE_RULE_BIAS if holders <= COMBINATION_HOLDERS else 1.0
     counted = counted_columns(table, columns, frequent, holders, bias) if frequent.any() else list(columns)
     left = [c for c in columns if c not in counted]

@@ -306,8 +306,9 @@ def column_families(table: pd.DataFrame, columns, tie: float = FAMILY_TIE, held:
 def _lambda(a: np.ndarray, b: np.ndarray) -> float:
     """Goodman and Kruskal's lambda: the share of the errors of guessing ``b`` by its modal value that knowing
     ``a`` (guessing each ``a``'s modal ``b``) avoids; 0 for a ``b`` of one value."""
-    pairs = np.unique(a * (b.max(initial=0) + 1) + b, return_counts=True)
-    pair_a = pairs[0] // (b.max(initial=0) + 1)
+    base = b.max(initial=0) + 1
+    pairs = np.unique(a * base + b, return_counts=True)
+    pair_a = pairs[0] // base
     best = np.zeros(a.max(initial=0) + 1, dtype=np.int64)
     np.maximum.at(best, pair_a, pairs[1])
     plain = np.bincount(b).max(initial=0)
@@ -351,13 +352,13 @@ def family_donors(table: pd.DataFrame, families, decided: Mapping, chosen: np.nd
     for f, family in enumerate(families):
         allowed = indices != chosen[:, None]
         keys, formed = record_key, np.repeat(avatar_key[:, None], indices.shape[1], axis=1)
+        codes = {column: value_codes(table[column]) for column in family}
         for column in family:
-            codes = value_codes(table[column])
             for other, at in carried.items():
-                allowed &= _held_pairs(codes, known[other], codes[indices], at[:, None], holders)
-            keys, formed, counts = extended_keys(keys, formed, codes, codes[indices])
+                allowed &= _held_pairs(codes[column], known[other], codes[column][indices], at[:, None], holders)
+            keys, formed, counts = extended_keys(keys, formed, codes[column], codes[column][indices])
         # the whole tuple may be one no record holds, not one that fewer than ``holders`` hold
-        held = np.where(formed >= 0, counts[np.maximum(formed, 0)], 0)
+        held = _holding(formed, counts)
         allowed &= (held == 0) | (held >= holders)
         w = weights * allowed
         total = w.sum(axis=1)
@@ -368,18 +369,19 @@ def family_donors(table: pd.DataFrame, families, decided: Mapping, chosen: np.nd
         donors = np.where(total > 0, indices[np.arange(n), pick], chosen)
         for column in family:
             out[column] = donors
-            known[column] = value_codes(table[column])
+            known[column] = codes[column]
             carried[column] = known[column][donors]
             record_key, avatar_key, _ = extended_keys(record_key, avatar_key, known[column], carried[column])
     return out
 
 
+def _holding(formed: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """How many records hold each tuple ``formed`` (keys from :func:`extended_keys`, -1: none)."""
+    return np.where(formed >= 0, counts[np.maximum(formed, 0)], 0)
+
+
 def _held_pairs(a: np.ndarray, b: np.ndarray, at_a: np.ndarray, at_b: np.ndarray, holders: int) -> np.ndarray:
     """Whether the pairs of codes ``(at_a, at_b)`` (broadcast) are held by ``holders`` records of the columns
     coded ``a`` and ``b``."""
-    base = b.max(initial=0) + 1
-    pairs, counts = np.unique(a * base + b, return_counts=True)
-    held = pairs[counts >= holders]
-    wanted = at_a * base + at_b
-    found = np.minimum(np.searchsorted(held, wanted), max(len(held) - 1, 0))
-    return (held[found] == wanted) if len(held) else np.zeros(np.broadcast(at_a, at_b).shape, dtype=bool)
+    _, pairs, counts = extended_keys(a, at_a, b, at_b)
+    return _holding(pairs, counts) >= holders

@@ -98,8 +98,10 @@ def _referenced_by(table: str, column: str, values: pd.Series, tables) -> str:
         return ""
     found = []
     for other, frame in tables.items():
+        if other == table:
+            continue
         for name in frame.columns:
-            if other == table or snake_name(name) != snake:
+            if snake_name(name) != snake:
                 continue
             present = frame[name].dropna()
             if not present.empty and not present.is_unique and _orphans(present, values).empty:
