@@ -197,18 +197,43 @@ def test_a_value_the_whole_table_counts_does_not_hold_is_rare_and_missing_is_a_v
         avatarize(people(100, 0), TYPES, k=5, min_counts=5, value_counts={"village": counts})
 
 
-def test_relaxed_thresholds_still_read_the_whole_tables_counts():
-    """Every town held 4 times in the table but T00 twice, min_count 8: no record qualifies, the count
-    is halved to 4 and every town but T00 qualifies (the batch's own counts, ~40 a town, would let T00 be
-    released)."""
+def test_a_column_no_value_of_which_reaches_min_count_is_released_missing_with_a_warning():
+    """Every town held 4 times in the whole table but T00 twice, min_count 8: no town may be released (the
+    rule used to be halved until records qualified, and released towns that 4 people hold, silently). Read
+    from the whole table's counts, not the batch's (~40 a town, which would release them all)."""
     batch = people(600, 3)
     whole = pd.Series(4, index=batch["town"].unique())
     whole["T00"] = 2
-    avatars = avatarize(batch, TYPES, k=5, random_state=0, min_counts={"town": 8}, value_counts={"town": whole}).avatars
-    assert not (avatars["town"] == "T00").any()
-    assert avatars["town"].nunique() == batch["town"].nunique() - 1
-    local = avatarize(batch, TYPES, k=5, random_state=0, min_counts={"town": 8}).avatars
-    assert (local["town"] == "T00").any()
+    with pytest.warns(UserWarning, match=r"town \(min_count 8; 600 of 600 released values missing: no value is "
+                                         r"held by that many records, the most held by 4\).*set its min_count lower"):
+        avatars = avatarize(batch, TYPES, k=5, random_state=0, min_counts={"town": 8},
+                            value_counts={"town": whole}).avatars
+    assert avatars["town"].isna().all()
+    assert avatars["sex"].notna().all() and avatars["sex"].isin(["F", "M"]).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the batch's own counts: every town held ~40 times, nothing to say
+        local = avatarize(batch, TYPES, k=5, random_state=0, min_counts={"town": 8}).avatars
+    assert (local["town"] == "T00").any() and local["town"].notna().all()
+    lower = avatarize(batch, TYPES, k=5, random_state=0, min_counts={"town": 4}, value_counts={"town": whole}).avatars
+    assert not (lower["town"] == "T00").any() and lower["town"].nunique() == batch["town"].nunique() - 1
+
+
+def test_when_every_record_holds_a_rare_value_the_rare_values_drawn_are_released_missing():
+    """Each column has values 10 records hold, but no record holds two of them: the draw's counts are lowered
+    so that avatars can be drawn, and the values that fewer than min_count hold leave the release as missing."""
+    n = 60
+    table = pd.DataFrame({"a": ["A"] * 30 + [f"a{i}" for i in range(30)],
+                          "b": [f"b{i}" for i in range(30)] + ["B"] * 30,
+                          "x": np.arange(n, dtype=float)})
+    types = {"a": "categorical", "b": "categorical", "x": "continuous"}
+    with pytest.warns(UserWarning, match="values that fewer than min_count records hold are released as missing"):
+        avatars = avatarize(table, types, k=5, random_state=0, min_counts=10).avatars
+    for column in "ab":
+        released = avatars[column].dropna()
+        assert len(released) and set(released) == {column.upper()}  # only the value 30 records hold
+    assert (avatars["a"].isna() | avatars["b"].isna()).all()
+    published = avatarize(table, types, k=5, random_state=0).avatars  # without the rule: the rare values go out
+    assert published["a"].str.startswith("a").any()
 
 
 def test_numbers_of_a_batch_stay_within_the_whole_tables_extremes():

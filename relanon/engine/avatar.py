@@ -25,8 +25,10 @@ from relanon.engine.private_values import (
     among_eligible,
     bound_extremes,
     frequent_records,
+    holder_counts,
     min_count_thresholds,
     sensitive_donors,
+    without_rare_values,
 )
 from relanon.engine.small_groups import (
     COMBINATION_HOLDERS,
@@ -221,8 +223,10 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     categorical = [c for c in types if types[c] not in NUMERIC_KINDS or space.statistics_[c].categorical_like]
     draw_indices, draw_cumulative = neighbours.indices, cumulative
     left: list = []
+    # columns no value of which enough records hold: released as missing (below), left out of the draw's rule
+    unreleasable = _unreleasable(table, categorical, thresholds, value_counts)
     if thresholds:
-        others = [c for c in categorical if c not in sensitive]
+        others = [c for c in categorical if c not in sensitive and c not in unreleasable]
         frequent, relaxed = frequent_records(table, others, thresholds, value_counts), dict(thresholds)
         if small_groups and not value_counts:
             # a batch of a larger table (value counts given) would count its combinations in the batch alone:
@@ -236,7 +240,8 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
             frequent = frequent_records(table, others, relaxed, value_counts)
         if relaxed != thresholds:
             logger.info("table %r: every record holds a value that fewer than min_count records hold; min_count "
-                        "lowered to %d for the draw", name, max(relaxed.values(), default=1))
+                        "lowered to %d for the draw (the values fewer hold are released as missing)", name,
+                        max(relaxed.values(), default=1))
         draw_indices, draw_weights = among_eligible(frequent, neighbours.indices, weights_, coords, weight_rng,
                                                     neighbour_weights)
         draw_cumulative = np.cumsum(draw_weights, axis=1)
@@ -244,13 +249,14 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     chosen = _draw(draw_indices, draw_cumulative, draw_rng)
     # the columns left out of the tuple rule come from other neighbours, a family at a time, forming pairs that
     # several records hold: the drawn neighbour's own rare pairs of them do not reach the release together
-    taken = (family_donors(table, column_families(table, left), _carried(table, types, categorical, left, sensitive),
+    kept = [c for c in categorical if c not in unreleasable]
+    taken = (family_donors(table, column_families(table, left), _carried(table, types, kept, left, sensitive),
                            chosen, draw_indices, draw_weights, family_rng, combination_holders) if left else {})
     # the released numbers about people (the rule's counts above 1) spread like their group's, except those
     # bound by an order to another column (a span: its shift could reverse it or leave its children outside)
     released = [c for c in types if thresholds.get(c, 1) > 1] if small_groups else []
     spread = _spread_columns(table, types, space, released, drawn, name) if shift_numbers else []
-    shifts = (small_group_shifts(table, [c for c in categorical if c in released and c not in sensitive], chosen,
+    shifts = (small_group_shifts(table, [c for c in kept if c in released and c not in sensitive], chosen,
                                  shift_rng, taken=taken) if spread else None)
     out = {}
     for column in (c for c in table.columns if c in types):
@@ -266,9 +272,44 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
         out.update(_sensitive_part(table, pd.DataFrame(out), space, chosen, sensitive, categorical, thresholds,
                                    k, donor_rng, name, groups, value_counts, extremes,
                                    shifts, spread, taken))
+    if thresholds:
+        out.update(_rare_values_missing(table, out, categorical, thresholds, value_counts, unreleasable, name))
     pairing = shuffle_rng.permutation(n)
     avatars = pd.DataFrame(out).take(pairing).reset_index(drop=True)
     return AvatarResult(avatars, pairing.astype(np.int64), ncp=space.n_components_)
+
+
+def _unreleasable(table, categorical, thresholds, value_counts) -> list:
+    """The categorical columns of which no value is held by the column's ``min_count`` records (a free text, a
+    town that no more than three people share where ``min_count`` is 10): none of their values may be released."""
+    return [c for c in categorical if thresholds.get(c, 1) > 1 and table[c].notna().any()
+            and holder_counts(table[c], (value_counts or {}).get(c))[table[c].notna().to_numpy()].max()
+            < thresholds[c]]
+
+
+def _rare_values_missing(table, out, categorical, thresholds, value_counts, unreleasable, name) -> dict:
+    """The released categorical columns with every value that fewer than ``min_count`` records hold made
+    missing, with a warning naming them. None is, unless no value of a column reaches ``min_count``
+    (``unreleasable``) or every record held a rare value (the draw's counts were lowered)."""
+    cleaned, notes = {}, []
+    for column in categorical:
+        if thresholds.get(column, 1) <= 1 or column not in out:
+            continue
+        released, n_missing = without_rare_values(out[column], table[column], thresholds[column],
+                                                  (value_counts or {}).get(column))
+        if n_missing:
+            cleaned[column] = released
+            held = holder_counts(table[column], (value_counts or {}).get(column))[table[column].notna().to_numpy()]
+            notes.append(f"{column} (min_count {thresholds[column]}; {n_missing} of {len(released)} released values "
+                         + ("missing: no value is held by that many records, the most held by "
+                            f"{held.max()}" if column in unreleasable else "missing") + ")")
+    if notes:
+        warnings.warn(f"table {name!r}: values that fewer than min_count records hold are released as missing in "
+                      f"{'; '.join(notes)}. Coarsen such a column (a region instead of a town, a year instead of a "
+                      "date), drop it (a free text, an identifier), or, if values that few people share may be "
+                      "published, set its min_count lower in the schema",
+                      UserWarning, stacklevel=3)
+    return cleaned
 
 
 def _tuple_rule(table, columns, frequent: np.ndarray, holders: int, name: str) -> tuple[np.ndarray, list]:

@@ -170,12 +170,43 @@ def frequent_records(table: pd.DataFrame, columns, thresholds: Mapping[str, int]
     for column in columns:
         threshold = thresholds.get(column, 1)
         if threshold > 1:
-            if value_counts is not None and column in value_counts:
-                eligible &= held_counts(table[column], value_counts[column]) >= threshold
-            else:
-                codes = value_codes(table[column])
-                eligible &= np.bincount(codes)[codes] >= threshold
+            eligible &= holder_counts(table[column], (value_counts or {}).get(column)) >= threshold
     return eligible
+
+
+def holder_counts(series: pd.Series, counts: pd.Series | None = None) -> np.ndarray:
+    """How many records hold each value of ``series``: among the values of ``series`` itself or, when
+    ``counts`` is given, in the whole table (:func:`held_counts`)."""
+    if counts is not None:
+        return held_counts(series, counts)
+    codes = value_codes(series)
+    return np.bincount(codes)[codes]
+
+
+def without_rare_values(released: pd.Series, original: pd.Series, threshold: int,
+                        counts: pd.Series | None = None) -> tuple[pd.Series, int]:
+    """``released`` with every value that fewer than ``threshold`` records of ``original`` hold (or of the whole
+    table, ``counts``) made missing, and how many were. Missing values stay missing; the column keeps its kind
+    (whole numbers and booleans become their nullable dtypes if a value goes missing).
+
+    Examples
+    --------
+    >>> towns = pd.Series(["A", "A", "A", "B", None])
+    >>> released, n = without_rare_values(pd.Series(["A", "B", None]), towns, 2)
+    >>> released.isna().tolist(), n
+    ([False, True, True], 1)
+    """
+    table_counts = original.value_counts(dropna=False) if counts is None else counts
+    rare = (held_counts(released, table_counts) < threshold) & released.notna().to_numpy()
+    if not rare.any():
+        return released, 0
+    if pd.api.types.is_bool_dtype(released.dtype):
+        released = released.astype("boolean")
+    elif pd.api.types.is_integer_dtype(released.dtype) and not pd.api.types.is_extension_array_dtype(released.dtype):
+        released = released.astype("Int64")
+    elif not pd.api.types.is_extension_array_dtype(released.dtype) and released.dtype.kind not in "fmM":
+        released = released.astype(object)
+    return released.mask(rare), int(rare.sum())
 
 
 def held_counts(series: pd.Series, counts: pd.Series) -> np.ndarray:
