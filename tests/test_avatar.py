@@ -153,6 +153,23 @@ def test_a_constant_column_stays_exactly_constant():
     assert (avatars["c"] == 0.1 + 0.2).all() and (avatars["n"] == 7).all()
 
 
+def test_dates_keep_the_time_of_day_they_all_share_local_midnights_in_their_zone():
+    rng = np.random.default_rng(0)
+    days = pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 1_000, 300), unit="D")
+    frame = pd.DataFrame({
+        "x": rng.normal(size=300),
+        "noon": days + pd.Timedelta(hours=12),
+        "day": pd.Series(days).dt.tz_localize("Europe/Paris").astype("datetime64[us, Europe/Paris]"),
+        "date": days,
+    })
+    types = {"x": "continuous", "noon": "datetime", "day": "datetime", "date": "datetime"}
+    avatars, _ = avatarize(frame, types, k=10, random_state=0)
+    assert avatars["noon"].nunique() > 50 and (avatars["noon"].dt.strftime("%H:%M:%S") == "12:00:00").all()
+    assert avatars["day"].dtype == frame["day"].dtype and avatars["day"].nunique() > 50
+    assert (avatars["day"] == avatars["day"].dt.normalize()).all()  # 00:00 in Paris, winter and summer
+    assert (avatars["date"] == avatars["date"].dt.normalize()).all()
+
+
 def test_continuous_values_keep_the_precision_of_their_column():
     rng = np.random.default_rng(0)
     frame = pd.DataFrame(

@@ -216,6 +216,67 @@ def test_dates_stay_dates_when_restored():
     assert restored.iloc[0] == pd.Timestamp("2020-02-02")
 
 
+def _restored_dates(dates: pd.Series, seconds) -> pd.Series:
+    stats = factor_space.numeric_statistics(dates, "datetime", 1.0, table="t")
+    seconds = np.asarray(seconds, dtype=np.float64)
+    return restore_numeric(seconds, np.zeros(len(seconds), dtype=bool), stats)
+
+
+def test_dates_sharing_a_time_of_day_keep_it_when_restored():
+    rng = np.random.default_rng(0)
+    for time in ("12:00", "10:00", "07:45:30"):
+        dates = pd.Series(pd.to_datetime("2021-01-01 " + time) + pd.to_timedelta(rng.integers(0, 900, 50), unit="D"))
+        values = numeric_values(dates, "datetime")
+        restored = _restored_dates(dates, rng.uniform(values.min(), values.max(), 500))  # any instant in between
+        assert restored.dtype == dates.dtype
+        assert (restored.dt.strftime("%H:%M:%S") == pd.Timestamp(time).strftime("%H:%M:%S")).all()
+    # only the minute within the hour is shared: every hour, at that minute
+    quarter_past = pd.Series(pd.to_datetime(["2021-03-04 08:15", "2021-03-04 13:15", "2021-03-09 22:15"]))
+    instants = [pd.Timestamp(f"2021-03-04 {time}", tz="UTC").timestamp() for time in ("10:40", "10:50")]
+    assert _restored_dates(quarter_past, instants).tolist() == [pd.Timestamp("2021-03-04 10:15"),
+                                                                pd.Timestamp("2021-03-04 11:15")]
+
+
+def test_local_midnights_stay_local_midnights_across_a_change_of_daylight_saving_time():
+    # Paris: UTC+1 in winter, UTC+2 from 2021-03-28 and until 2021-10-31
+    days = pd.Series(pd.date_range("2021-03-20", "2021-11-10", freq="D", tz="Europe/Paris"), name="day")
+    assert set(days.dt.tz_convert("UTC").dt.hour) == {22, 23}  # not one hour of the day in UTC
+    values = numeric_values(days, "datetime")
+    restored = _restored_dates(days, np.linspace(values.min(), values.max(), 2_000))
+    assert str(restored.dtype) == str(days.dtype)
+    assert (restored == restored.dt.normalize()).all()
+    assert restored.min() == days.min() and restored.max() == days.max()
+    around = restored[(restored >= "2021-03-27") & (restored <= "2021-03-29")]  # the 23-hour day is kept
+    assert set(around.dt.strftime("%Y-%m-%d %H:%M%z")) == {
+        "2021-03-27 00:00+0100", "2021-03-28 00:00+0100", "2021-03-29 00:00+0200"}
+
+
+def test_a_wall_clock_time_skipped_or_read_twice_in_its_zone_is_placed_on_the_grid():
+    half_past = pd.Series(pd.to_datetime(["2021-03-27 01:30", "2021-10-30 04:30"]).tz_localize("Europe/Paris"))
+    assert _restored_dates(half_past, [600.0]).iloc[0] == pd.Timestamp("1970-01-01 01:30", tz="Europe/Paris")  # 01:10
+    # 02:30 is skipped on 2021-03-28 (clocks from 02:00 to 03:00): the instant an hour later, 03:30
+    skipped = pd.Timestamp("2021-03-28 01:25", tz="UTC").timestamp()  # 02:25 by the winter clock
+    assert _restored_dates(half_past, [skipped]).iloc[0] == pd.Timestamp("2021-03-28 03:30", tz="Europe/Paris")
+    # 02:30 is read twice on 2021-10-31: the reading nearest the value (summer, then winter time)
+    for utc, expected in (("00:35", "00:30"), ("01:35", "01:30")):
+        twice = pd.Timestamp(f"2021-10-31 {utc}", tz="UTC").timestamp()
+        restored = _restored_dates(half_past, [twice]).iloc[0]
+        assert restored == pd.Timestamp(f"2021-10-31 {expected}", tz="UTC")
+        assert restored.strftime("%H:%M") == "02:30"
+
+
+@pytest.mark.parametrize("tz", [None, "UTC"])
+def test_whole_days_and_hours_are_rounded_as_before(tz):
+    rng = np.random.default_rng(3)
+    seconds = rng.uniform(0, 2e9, 1_000)
+    for step in (86400, 3600):
+        stamps = pd.Series(pd.to_datetime(rng.integers(0, 20_000, 30) * step, unit="s"))
+        stamps = stamps.dt.tz_localize(tz) if tz else stamps
+        expected = (np.rint(seconds / step) * step * 10**9).astype(np.int64)  # the rounding of every release so far
+        restored = _restored_dates(stamps.astype(f"datetime64[ns{', ' + tz if tz else ''}]"), seconds)
+        assert np.array_equal(restored.array.asi8, expected)
+
+
 @pytest.mark.parametrize(
     ("frame", "types", "error", "words"),
     [

@@ -61,3 +61,25 @@ def test_the_number_of_partitions_does_not_change_the_space_beyond_rounding():
     one, nine = (_from_partitions(frame, types, parts=p, rows_searched=2_000) for p in (1, 9))
     assert one.n_components_ == nine.n_components_
     np.testing.assert_allclose(one.transform(frame), nine.transform(frame), atol=1e-9)
+
+
+def test_the_time_grid_from_partitions_is_the_grid_of_all_rows():
+    rng = np.random.default_rng(2)
+    days = pd.Timestamp("2021-01-01") + pd.to_timedelta(rng.integers(0, 700, 400), unit="D")
+    frame = pd.DataFrame({
+        "x": rng.normal(size=400),
+        "noon": days + pd.Timedelta(hours=12),
+        "midnight": pd.Series(days).dt.tz_localize("Europe/Paris"),  # 22:00 or 23:00 in UTC
+        "half_past": days + pd.to_timedelta(rng.integers(0, 24, 400), unit="h") + pd.Timedelta(minutes=30),
+    })
+    types = {"x": "continuous", "noon": "datetime", "midnight": "datetime", "half_past": "datetime"}
+    whole = FactorSpace(types).fit(frame).statistics_
+    parts = _from_partitions(frame, types, parts=7, rows_searched=len(frame)).statistics_
+    expected = {"noon": (86400.0, 43200.0), "midnight": (86400.0, 0.0), "half_past": (3600.0, 1800.0)}
+    for name, grid in expected.items():
+        assert (whole[name].step, whole[name].step_offset) == (parts[name].step, parts[name].step_offset) == grid
+    cap = stats.distinct_cap(len(frame))
+    merged = stats.summarize(frame, types, cap=cap)
+    other_hour = stats.summarize(frame.assign(noon=frame["noon"] + pd.Timedelta(hours=1)).iloc[:5], types, cap=cap)
+    mixed = stats.merge_summaries(merged, other_hour, cap=cap)["noon"]  # 12:00 and 13:00: whole hours
+    assert (mixed.step, mixed.step_offset) == (3600.0, 0.0)

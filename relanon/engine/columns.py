@@ -102,8 +102,10 @@ class NumericStatistics:
 
     ``mean``/``std`` standardize (population std; a constant column codes to 0), ``fill`` (the median)
     imputes missing cells, ``missing_share`` is the share of missing cells at fit (0: no indicator).
-    ``dtype`` and ``step`` (datetimes: the coarsest time step dividing every value, in seconds) let
-    decoded values come back in the original dtype; ``decimals`` (continuous columns: the fewest
+    ``dtype``, ``step`` and ``step_offset`` (datetimes: the coarsest time step modulo which every
+    value, on its wall-clock time, leaves the same remainder ``step_offset``, both in seconds:
+    :func:`time_grid`) let decoded values come back in the original dtype and on the values' grid
+    (dates at 12:00 stay at 12:00); ``decimals`` (continuous columns: the fewest
     decimals, up to 6, that write every value exactly, or None) lets them keep their precision.
     ``low`` and ``high`` are the range of the present values. ``support`` holds the sorted distinct
     values when they are a small set (:func:`small_support`): avatars are released on them.
@@ -120,6 +122,7 @@ class NumericStatistics:
     missing_share: float
     dtype: object
     step: float | None = None
+    step_offset: float = 0.0
     decimals: int | None = None
     low: float = np.nan
     high: float = np.nan
@@ -214,13 +217,13 @@ def numeric_statistics(series: pd.Series, kind: str, weight: float, *, table: st
         mean, std, fill = float(observed.mean()), float(observed.std()), float(np.median(observed))
     else:
         mean, std, fill = 0.0, 0.0, 0.0
-    step = time_step(series) if kind == "datetime" else None
+    step, step_offset = (time_grid(series) if kind == "datetime" else None) or (None, 0.0)
     decimals = decimals_needed(observed) if kind == "continuous" else None
     distinct = np.unique(observed)
     return NumericStatistics(
         name=series.name, kind=kind, weight=weight, mean=mean, std=std, fill=fill,
         missing_share=1.0 - observed.size / len(values) if len(values) else 0.0, dtype=series.dtype, step=step,
-        decimals=decimals, low=float(distinct[0]) if distinct.size else np.nan,
+        step_offset=step_offset, decimals=decimals, low=float(distinct[0]) if distinct.size else np.nan,
         high=float(distinct[-1]) if distinct.size else np.nan,
         support=distinct if small_support(distinct.size, observed.size) else None,
         categorical_like=few_values(distinct.size, observed.size),
@@ -336,16 +339,57 @@ def restore_numeric(values: np.ndarray, missing: np.ndarray, stats: NumericStati
 def _restore_datetime(seconds: np.ndarray, missing: np.ndarray, stats: NumericStatistics) -> pd.Series:
     dtype = stats.dtype
     unit = _time_unit(dtype)
-    step = stats.step or 1.0 / _NS_PER_SECOND[unit]
-    seconds = np.rint(np.where(missing, 0.0, seconds) / step) * step
-    ticks = np.rint(seconds * _NS_PER_SECOND[unit]).astype(np.int64)
+    per_second = _NS_PER_SECOND[unit]
+    step = stats.step or 1.0 / per_second
+    offset = stats.step_offset if stats.step else 0.0
+    seconds = np.where(missing, 0.0, seconds)
+    tz = getattr(dtype, "tz", None)
+    utc_offsets = None
+    if tz is not None:  # the grid is on the zone's wall-clock time: local midnights stay local midnights
+        utc_offsets = _utc_offsets(np.rint(seconds * per_second).astype(np.int64), tz, unit)
+        if not offset and not (utc_offsets % max(round(step * per_second), 1)).any():
+            utc_offsets = None  # whole steps apart from UTC (UTC itself, seconds in Paris): the same grid
+    if utc_offsets is None:
+        ticks = np.rint(_on_grid(seconds, step, offset) * per_second).astype(np.int64)
+    else:
+        wall = np.rint(_on_grid(seconds + utc_offsets / per_second, step, offset) * per_second).astype(np.int64)
+        ticks = _wall_clock_to_utc(wall, utc_offsets, tz, unit)
     stamps = ticks.astype(f"datetime64[{unit}]")
     stamps[missing] = np.datetime64("NaT")
     out = pd.Series(stamps)
-    tz = getattr(dtype, "tz", None)
     if tz is not None:
         out = out.dt.tz_localize("UTC").dt.tz_convert(tz)
     return out
+
+
+def _on_grid(seconds: np.ndarray, step: float, offset: float) -> np.ndarray:
+    """``seconds`` rounded to the nearest ``offset + n * step``."""
+    if not offset:  # whole steps: computed as they always were (same bytes)
+        return np.rint(seconds / step) * step
+    return np.rint((seconds - offset) / step) * step + offset
+
+
+def _utc_offsets(utc_ticks: np.ndarray, tz, unit: str) -> np.ndarray:
+    """Wall-clock time minus UTC time in ``tz`` at each instant, in ticks of ``unit``."""
+    stamps = pd.DatetimeIndex(utc_ticks.astype(f"datetime64[{unit}]")).tz_localize("UTC").tz_convert(tz)
+    return stamps.tz_localize(None).as_unit(unit).asi8 - utc_ticks
+
+
+def _wall_clock_to_utc(wall: np.ndarray, guess: np.ndarray, tz, unit: str) -> np.ndarray:
+    """The instants (UTC ticks) that read ``wall`` on the clocks of ``tz``.
+
+    A wall-clock time read twice (clocks set back) is taken with the UTC offset ``guess`` (the
+    unrounded value's) when it fits; one never read (clocks set forward) is taken with the offset
+    before the change, so it reads as much later as the clocks jumped.
+    """
+    utc = wall - guess
+    first = _utc_offsets(utc, tz, unit)
+    found = utc + first == wall
+    if found.all():
+        return utc
+    retry = wall - first
+    second = _utc_offsets(retry, tz, unit)
+    return np.where(found, utc, np.where(retry + second == wall, retry, wall - np.minimum(first, second)))
 
 
 def _time_unit(dtype) -> str:
@@ -353,13 +397,52 @@ def _time_unit(dtype) -> str:
     return unit if unit is not None else np.datetime_data(dtype)[0]
 
 
-def time_step(series: pd.Series) -> float | None:
-    """The coarsest step (seconds) among day, hour, ... dividing every value, or None if all missing."""
-    ticks = series.array.asi8[series.notna().to_numpy()]
-    if ticks.size == 0:
+def time_grid(series: pd.Series) -> tuple[float, float] | None:
+    """The grid every value of a datetime column is on: ``(step, offset)`` in seconds, or None if all missing.
+
+    ``step`` is the coarsest of day, hour, minute, second, ms, us, ns (down to the column's unit)
+    modulo which every value leaves the same remainder, ``offset`` (``0 <= offset < step``). Values
+    are read on their wall-clock time: a time-zone-aware column's in its own zone, so local midnights
+    are on the day's grid whatever the daylight saving time.
+
+    Examples
+    --------
+    >>> time_grid(pd.Series(pd.to_datetime(["2021-03-04", "2021-05-06"])))
+    (86400.0, 0.0)
+    >>> time_grid(pd.Series(pd.to_datetime(["2021-03-04 12:00", "2021-05-06 12:00"])))
+    (86400.0, 43200.0)
+    >>> time_grid(pd.Series(pd.to_datetime(["2021-03-04 12:30", "2021-03-04 15:30"])))
+    (3600.0, 1800.0)
+    >>> time_grid(pd.Series(pd.to_datetime(["2021-03-27", "2021-03-28"])).dt.tz_localize("Europe/Paris"))
+    (86400.0, 0.0)
+    """
+    present = series.notna().to_numpy()
+    if not present.any():
         return None
+    if getattr(series.dtype, "tz", None) is not None:
+        series = series.dt.tz_localize(None)  # wall-clock time in the column's zone
+    ticks = series.array.asi8[present]
     ns_per_tick = 10**9 // _NS_PER_SECOND[_time_unit(series.dtype)]
     for step_ns in _TIME_STEPS_NS:
-        if step_ns % ns_per_tick == 0 and not (ticks % (step_ns // ns_per_tick)).any():
-            return step_ns / 10**9
-    return ns_per_tick / 10**9
+        if step_ns % ns_per_tick == 0:
+            remainders = ticks % (step_ns // ns_per_tick)
+            if (remainders == remainders[0]).all():
+                return step_ns / 10**9, int(remainders[0]) * ns_per_tick / 10**9
+    return ns_per_tick / 10**9, 0.0
+
+
+def merge_time_grids(first: tuple[float, float] | None, second: tuple[float, float] | None) -> tuple[float, float] | None:
+    """The grid (:func:`time_grid`) of two parts of a column read at once.
+
+    Examples
+    --------
+    >>> merge_time_grids((86400.0, 43200.0), (86400.0, 46800.0)), merge_time_grids(None, (60.0, 0.0))
+    ((3600.0, 0.0), (60.0, 0.0))
+    """
+    if first is None or second is None:
+        return second if first is None else first
+    (step_a, offset_a), (step_b, offset_b) = ((round(x * 10**9) for x in grid) for grid in (first, second))
+    for step_ns in _TIME_STEPS_NS:  # each step divides the coarser ones
+        if step_ns <= min(step_a, step_b) and offset_a % step_ns == offset_b % step_ns:
+            return step_ns / 10**9, offset_a % step_ns / 10**9
+    return 1e-9, 0.0

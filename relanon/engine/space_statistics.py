@@ -43,9 +43,10 @@ from relanon.engine.columns import (
     column_types,
     decimals_needed,
     factorize,
+    merge_time_grids,
     numeric_values,
     small_support,
-    time_step,
+    time_grid,
 )
 from relanon.engine.factor_space import FactorSpace, max_auto_axes
 
@@ -69,6 +70,7 @@ class NumericSummary:
     high: float
     decimals: int  # _NO_VALUE, 0..MAX_DECIMALS, or _NO_FIT
     step: float | None
+    step_offset: float  # with step, the column's grid (relanon.engine.columns.time_grid)
     values: np.ndarray | None  # sorted distinct present values; None beyond the cap
     counts: np.ndarray | None
 
@@ -138,11 +140,12 @@ def _numeric_summary(series: pd.Series, kind: str, weight: float, cap: int, tabl
         decimals = _NO_FIT if decimals is None else decimals
     else:
         mean, m2, decimals = 0.0, 0.0, _NO_VALUE
+    step, step_offset = (time_grid(series) if kind == "datetime" else None) or (None, 0.0)
     return NumericSummary(
         name=series.name, kind=kind, weight=weight, dtype=series.dtype, rows=len(series), present=int(observed.size),
         mean=mean, m2=m2, low=float(distinct[0]) if distinct.size else np.nan,
         high=float(distinct[-1]) if distinct.size else np.nan, decimals=decimals,
-        step=time_step(series) if kind == "datetime" else None,
+        step=step, step_offset=step_offset,
         values=distinct if distinct.size <= cap else None, counts=counts.astype(np.int64) if distinct.size <= cap else None,
     )
 
@@ -172,7 +175,7 @@ def _merge(a, b, cap: int):
         decimals = _NO_FIT
     else:
         decimals = max(a.decimals, b.decimals)
-    steps = [s for s in (a.step, b.step) if s is not None]
+    grid = merge_time_grids(*((s.step, s.step_offset) if s.step is not None else None for s in (a, b)))
     values = counts = None
     if a.values is not None and b.values is not None:
         both = np.concatenate([a.values, b.values])
@@ -183,7 +186,8 @@ def _merge(a, b, cap: int):
                                  minlength=distinct.size).astype(np.int64)
     return replace(
         a, rows=a.rows + b.rows, present=present, mean=mean, m2=m2, low=np.fmin(a.low, b.low),
-        high=np.fmax(a.high, b.high), decimals=decimals, step=min(steps) if steps else None, values=values,
+        high=np.fmax(a.high, b.high), decimals=decimals, step=grid[0] if grid else None,
+        step_offset=grid[1] if grid else 0.0, values=values,
         counts=counts,
     )
 
@@ -228,7 +232,7 @@ def finish_statistics(summaries: dict, medians: dict | None = None) -> dict:
             mean=summary.mean if summary.present else 0.0,
             std=float(np.sqrt(summary.m2 / summary.present)) if summary.present else 0.0, fill=fill,
             missing_share=1.0 - summary.present / summary.rows if summary.rows else 0.0, dtype=summary.dtype,
-            step=summary.step,
+            step=summary.step, step_offset=summary.step_offset,
             decimals=None if summary.decimals in (_NO_VALUE, _NO_FIT) else summary.decimals,
             low=summary.low, high=summary.high,
             support=summary.values if n_distinct is not None and small_support(n_distinct, summary.present) else None,
