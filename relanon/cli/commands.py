@@ -29,7 +29,7 @@ from relanon.common.atomic import write_text_atomically
 from relanon.common.errors import ParameterError, ProblemsError
 from relanon.common.options import Method
 from relanon.datasets import hospital
-from relanon.metrics.attacks.assessment import assess
+from relanon.metrics.attacks.assessment import assess, require_individual_tables
 from relanon.metrics.scenarios import evaluate
 from relanon.multitable.pipeline import anonymize
 from relanon.multitable.release import write_release
@@ -271,6 +271,7 @@ def run_assess(args) -> int:
     check_outputs([report_folder_output(Path(args.out), "--out", args.overwrite)], inputs)
     progress = progress_for(args)
     schema = load_schema(Path(args.schema))
+    require_individual_tables(schema)  # before reading the data: without people, there is nothing to attack
     database = read_step(progress, args.data, schema, args.format)
     options = {name: value for name, value in (("n_attacks", args.attacks), ("n_predicates", args.predicates))
                if value is not None}
