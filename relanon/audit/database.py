@@ -44,7 +44,7 @@ from relanon.common.options import Method
 from relanon.multitable.views import STANDALONE, View, standalone, to_bottom_propagated, to_top_enriched
 from relanon.schema.graph import child_links, parent_links
 from relanon.schema.model import Schema
-from relanon.schema.shapes import COUNT_COLUMN, GROUP_COLUMN
+from relanon.schema.shapes import COUNT_COLUMN, group_column
 
 
 @dataclass(frozen=True, eq=False)
@@ -329,7 +329,7 @@ def _needed_columns(schema, table, database) -> dict[str, list[str]]:
     if isinstance(frame, pd.DataFrame):
         own += _sensitive_columns(table, frame, database)
         if _anatomized(table, frame, database):
-            own.append(GROUP_COLUMN)
+            own.append(group_column(table))
     needed = {table.name: own}
     if table.individual and table.quasi_identifiers:
         for link in child_links(schema, table.name):
@@ -415,20 +415,21 @@ def _refuse_uncomparable(values: pd.Series, table: str, column: str) -> None:
 def _anatomy_diversity(table, frame: pd.DataFrame, database, l: int) -> dict[str, LDiversity]:  # noqa: E741
     sensitive = table.anonymize.sensitive[0]
     counts = database[f"{table.name}_sensitive"]
-    _check_anatomy_consistent(table.name, frame, counts)
-    return {sensitive: group_l_diversity(counts, sensitive, l)}
+    _check_anatomy_consistent(table, frame, counts)
+    return {sensitive: group_l_diversity(counts, sensitive, l, group_column=group_column(table))}
 
 
-def _check_anatomy_consistent(name: str, frame: pd.DataFrame, counts: pd.DataFrame) -> None:
+def _check_anatomy_consistent(table, frame: pd.DataFrame, counts: pd.DataFrame) -> None:
+    name, group = table.name, group_column(table)
     sensitive_name = f"{name}_sensitive"
-    missing = [c for c in (GROUP_COLUMN, COUNT_COLUMN) if c not in counts.columns]
+    missing = [c for c in (group, COUNT_COLUMN) if c not in counts.columns]
     if missing:
         raise DataError(
             "the anatomized release cannot be audited",
-            [Problem(f"column absent; {sensitive_name} needs {GROUP_COLUMN}, the sensitive column and {COUNT_COLUMN}", sensitive_name, c) for c in missing],
+            [Problem(f"column absent; {sensitive_name} needs {group}, the sensitive column and {COUNT_COLUMN}", sensitive_name, c) for c in missing],
         )
-    released = frame[GROUP_COLUMN].value_counts(dropna=False)
-    declared = pd.to_numeric(counts[COUNT_COLUMN], errors="coerce").groupby(counts[GROUP_COLUMN], dropna=False).sum()
+    released = frame[group].value_counts(dropna=False)
+    declared = pd.to_numeric(counts[COUNT_COLUMN], errors="coerce").groupby(counts[group], dropna=False).sum()
     both = pd.concat([released.rename("rows"), declared.rename("counted")], axis=1).fillna(0)
     differ = both[both["rows"] != both["counted"]]
     if len(differ):
@@ -439,7 +440,7 @@ def _check_anatomy_consistent(name: str, frame: pd.DataFrame, counts: pd.DataFra
                     f"{len(differ)} groups have a number of rows in {name} different from their total count in "
                     f"{sensitive_name}; release the two tables made by the same anatomization",
                     name,
-                    GROUP_COLUMN,
+                    group,
                     tuple(differ.index[:5]),
                 )
             ],

@@ -38,7 +38,7 @@ from relanon.multitable.relinking import relink
 from relanon.multitable.results import AnonymizationResult, LinkReport, TableRelease
 from relanon.schema.graph import child_links, parent_links, topological_order
 from relanon.schema.model import Schema, Table
-from relanon.schema.shapes import companion_name
+from relanon.schema.shapes import BUCKET_COLUMN, GROUP_COLUMN, bucket_column, companion_name, group_column
 from relanon.schema.validation import check_database
 
 MIN_AVATAR_ROWS = 3  # the avatar method needs k >= 2 other records
@@ -342,12 +342,14 @@ def deassociated_release(table: Table, frame: pd.DataFrame, rng) -> TableRelease
     frame = frame[[c for c in frame.columns if c in set(table.output_columns)]]
     a = table.anonymize
     if a.method == "bucketize":
-        released = bucketize(frame, list(table.quasi_identifiers), list(a.sensitive), k=a.k_or_default, random_state=rng)
+        column = _id_column(table, bucket_column(table), BUCKET_COLUMN, "bucket")
+        released = bucketize(frame, list(table.quasi_identifiers), list(a.sensitive), k=a.k_or_default, random_state=rng,
+                             bucket_column=column)
         return TableRelease(table.name, a.method, released, np.arange(len(frame)), k=a.k_or_default)
     try:
         anatomy = anatomize(
             frame, a.sensitive[0], l=a.l_or_default, key=table.primary_key, random_state=rng,
-            allow_suppression=a.allow_suppression,
+            allow_suppression=a.allow_suppression, group_column=_id_column(table, group_column(table), GROUP_COLUMN, "group"),
         )
     except DataError as error:  # name the table, and say how to allow suppression in the schema
         problems = [
@@ -360,6 +362,14 @@ def deassociated_release(table: Table, frame: pd.DataFrame, rng) -> TableRelease
     positions = keys.get_indexer(anatomy.qi_table[table.primary_key].to_numpy())
     return TableRelease(table.name, a.method, anatomy.qi_table.reset_index(drop=True), positions,
                         companion=anatomy.sensitive_table.reset_index(drop=True))
+
+
+def _id_column(table: Table, name: str, usual: str, what: str) -> str:
+    """The id column a de-associative method adds, said when the table's own column of the usual name moved it."""
+    if name != usual:
+        warnings.warn(f"table {table.name!r} has a column {usual!r} of its own: the {what} ids are released in a column "
+                      f"{name!r}", stacklevel=3)
+    return name
 
 
 def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_keys, report) -> TableRelease:
