@@ -26,12 +26,12 @@ from relanon.cli.steps import (
     write_report_folder,
 )
 from relanon.common.atomic import write_text_atomically
-from relanon.common.errors import ParameterError, ProblemsError
+from relanon.common.errors import DataError, ParameterError, ProblemsError
 from relanon.common.options import Method
 from relanon.datasets import hospital
 from relanon.metrics.attacks.assessment import assess, require_individual_tables
 from relanon.metrics.scenarios import evaluate
-from relanon.multitable.pipeline import anonymize
+from relanon.multitable.pipeline import anonymization_problems, anonymize
 from relanon.multitable.release import write_release
 from relanon.present.attacks import attacks_text, risk_matrix_text, verdict_text
 from relanon.present.audit import audit_dict, audit_text
@@ -57,6 +57,9 @@ def run_validate(args) -> int:
         schema = load_schema(Path(args.schema))
         print(f"schema {args.schema}: valid ({len(schema)} tables)")
         database = read_database(args.data, schema, format=args.format) if args.data else None
+        problems = anonymization_problems(schema, database) if database is not None else []
+        if problems:  # what anonymize would stop on, found by the same checks
+            raise DataError("the data cannot be anonymized as the schema declares", problems)
     except ProblemsError as error:  # what validate checks: the schema and the data fail it
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
