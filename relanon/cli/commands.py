@@ -22,6 +22,7 @@ from relanon.cli.steps import (
     report_files,
     report_folder_output,
     shown,
+    tables_text,
     verdict_line,
     write_report_folder,
 )
@@ -55,7 +56,7 @@ def run_validate(args) -> int:
     check_inputs(args.schema, args.data)
     try:
         schema = load_schema(Path(args.schema))
-        print(f"schema {args.schema}: valid ({len(schema)} tables)")
+        print(f"schema {args.schema}: valid ({tables_text(len(schema))})")
         database = read_database(args.data, schema, format=args.format) if args.data else None
         problems = anonymization_problems(schema, database) if database is not None else []
         if problems:  # what anonymize would stop on, found by the same checks
@@ -156,7 +157,7 @@ def run_anonymize_on_dask(args) -> int:
                                batch_size=args.batch_size, random_state=args.seed, progress=progress,
                                overwrite=args.overwrite)
     print(f"anonymized database written to {args.out} ({sum(result.tables.values()):,} rows in "
-          f"{len(result.tables)} tables, batches of at most {result.batch_size:,} rows)")
+          f"{tables_text(len(result.tables))}, batches of at most {result.batch_size:,} rows)")
     if not args.no_report:
         print("no report with --engine dask (it compares both databases in the memory of one machine); to measure "
               "a sample: relanon evaluate on a sampled copy of both databases")
@@ -173,7 +174,7 @@ def run_demo(args) -> int:
     progress = progress_for(args)
     with progress.step("build the demo database") as step:
         schema, database = hospital(scale=args.scale, seed=0)
-        step.detail = f"{sum(len(frame) for frame in database.values()):,} rows in {len(database)} tables"
+        step.detail = f"{sum(len(frame) for frame in database.values()):,} rows in {tables_text(len(database))}"
     result = evaluation = files = None
     if not args.data_only:
         result = anonymize(schema, database, random_state=args.seed, progress=progress)
