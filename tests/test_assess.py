@@ -326,3 +326,24 @@ def test_relanon_assess_writes_the_report_and_prints_the_risk_matrix(tmp_path, c
     assert metrics["assessment"]["risk_matrix"]["patients"]["patients"] is not None
     assert main(["assess", str(folder / "schema.yaml"), "--data", str(folder / "original"), "--out",
                  str(folder / "original" / "inside")]) == 2  # never writes inside the input
+
+
+def test_an_assessment_without_individual_table_is_refused_before_any_work(tmp_path, capsys):
+    from relanon.common.errors import SchemaError
+    from relanon.schema.model import dump_schema
+    from relanon.stores.io import write_database
+
+    schema = load_schema({"relanon": 1, "tables": {
+        "airlines": {"primary_key": "id", "columns": {"name": "categorical"}},
+        "flights": {"primary_key": "id", "foreign_keys": [{"column": "airline", "references": "airlines"}],
+                    "columns": {"delay": "integer"}}}})
+    db = {"airlines": pd.DataFrame({"id": [1, 2], "name": ["a", "b"]}),
+          "flights": pd.DataFrame({"id": range(6), "airline": [1, 2] * 3, "delay": range(6)})}
+    with pytest.raises(SchemaError, match=r"no table is individual \(tables: airlines, flights\).*`individual: true`"):
+        assess(schema, db, progress=False)
+    dump_schema(schema, tmp_path / "s.yaml")
+    data = write_database(db, tmp_path / "data", schema)
+    code = main(["assess", str(tmp_path / "s.yaml"), "--data", str(data), "--out", str(tmp_path / "out"), "-q"])
+    captured = capsys.readouterr()
+    assert code == 2 and "no table is individual" in captured.err and "held out" not in captured.out
+    assert not (tmp_path / "out").exists()

@@ -650,7 +650,7 @@ def test_relanon_audit_command_passes_when_thresholds_hold(tmp_path, capsys):
     io = pytest.importorskip("relanon.stores.io")
     from relanon.schema.model import dump_schema
 
-    schema = load_schema({"relanon": 1, "tables": {"people": {"primary_key": "id", "columns": {"sex": "categorical"}, "quasi_identifiers": ["sex"]}}})
+    schema = load_schema({"relanon": 1, "tables": {"people": {"primary_key": "id", "individual": True, "columns": {"sex": "categorical"}, "quasi_identifiers": ["sex"]}}})
     people = pd.DataFrame({"id": range(10), "sex": ["F", "M"] * 5})
     dump_schema(schema, tmp_path / "s.yaml")
     data = io.write_database({"people": people}, tmp_path / "data", schema)
@@ -698,3 +698,34 @@ def test_a_table_that_is_not_individual_is_audited_for_information_only():
     assert "info" in audit_text(report) and "Result: PASSED" in audit_text(report)
     sites = next(v for v in audit_dict(report)["views"] if v["table"] == "sites")
     assert sites["gating"] is False and sites["passed"] is False
+
+
+def test_an_audit_of_no_individual_table_audits_nothing_and_does_not_pass(tmp_path, capsys):
+    cli = pytest.importorskip("relanon.cli")
+    io = pytest.importorskip("relanon.stores.io")
+    from relanon.schema.model import dump_schema
+
+    schema = load_schema({"relanon": 1, "tables": {
+        "sites": {"primary_key": "id", "columns": {"region": "categorical"}, "quasi_identifiers": ["region"]},
+        "flights": {"primary_key": "id", "columns": {"delay": "integer"}},
+    }})
+    db = {"sites": pd.DataFrame({"id": range(10), "region": ["north", "south"] * 5}),
+          "flights": pd.DataFrame({"id": range(4), "delay": [1, 2, 3, 4]})}
+    report = audit_database(schema, db, k=2)
+    assert not report.audited and not report.passed and report.failures == {}
+    assert "no table is individual" in report.not_audited
+    assert "Result: NOTHING AUDITED: no table is individual" in audit_text(report)
+    assert "PASSED" not in audit_text(report)
+    assert audit_dict(report)["audited"] is False and audit_dict(report)["passed"] is False
+    dump_schema(schema, tmp_path / "s.yaml")
+    data = io.write_database(db, tmp_path / "data", schema)
+    assert cli.main(["audit", str(tmp_path / "s.yaml"), "--data", str(data), "--k", "2"]) == 1
+    assert "NOTHING AUDITED" in capsys.readouterr().out
+
+
+def test_an_audit_of_individual_tables_without_quasi_identifiers_audits_nothing():
+    schema = load_schema({"relanon": 1, "tables": {
+        "people": {"primary_key": "id", "individual": True, "columns": {"sex": "categorical"}}}})
+    report = audit_database(schema, {"people": pd.DataFrame({"id": range(4), "sex": ["F", "M"] * 2})}, k=2)
+    assert report.views == () and not report.passed
+    assert "the individual tables (people) declare no quasi_identifiers" in audit_text(report)

@@ -160,6 +160,21 @@ CASES = [
     Case("data-sqlite-that-is-text", validate(data="fake.sqlite"), 2, ("not a SQLite database",),
          lambda ws: (ws / "fake.sqlite").write_text("hello")),
     Case("data-table-too-small", anonymize("--no-report"), 2, ("people", "needs at least 3"), two_people),
+    # ---- what anonymize refuses, validate reports too (1), with the same words
+    Case("data-table-too-small-validated", validate(), 1, ("people", "needs at least 3"), two_people),
+    Case("data-infinite-number", anonymize("--no-report"), 2, ("visits.cost", "infinite"),
+         lambda ws: edit_csv(ws, "visits", lambda f: f.assign(cost=["inf"] + list(f.cost[1:])))),
+    Case("data-infinite-number-validated", validate(), 1, ("visits.cost", "infinite"),
+         lambda ws: edit_csv(ws, "visits", lambda f: f.assign(cost=["inf"] + list(f.cost[1:])))),
+    Case("data-anatomize-l-above-the-values-validated", validate(), 1, ("people.city", "at least l=5"),
+         lambda ws: schema_with(ws, "    quasi_identifiers: [age, sex]\n", "    quasi_identifiers: [age, sex]\n"
+                                "    anonymize: {method: anatomize, sensitive: city, l: 5}\n")),
+    Case("data-bucketize-k-above-the-rows-validated", validate(), 1, ("people", "fewer than k=1000"),
+         lambda ws: schema_with(ws, "    quasi_identifiers: [age, sex]\n", "    quasi_identifiers: [age, sex]\n"
+                                "    anonymize: {method: bucketize, sensitive: [city], k: 1000}\n")),
+    Case("data-bucketize-k-above-the-rows", anonymize("--no-report"), 2, ("table 'people' cannot be bucketized",),
+         lambda ws: schema_with(ws, "    quasi_identifiers: [age, sex]\n", "    quasi_identifiers: [age, sex]\n"
+                                "    anonymize: {method: bucketize, sensitive: [city], k: 1000}\n")),
     # ---- the command line (2)
     Case("cli-negative-seed", anonymize("--seed", "-5"), 2, ("--seed", "a whole number >= 0", "'-5'")),
     Case("cli-text-seed", anonymize("--seed", "abc"), 2, ("--seed", "'abc'")),

@@ -137,3 +137,21 @@ def test_report_and_audit_of_an_anatomized_release(demo_folder, tmp_path, capsys
     capsys.readouterr()
     assert main(["audit", str(schema), "--data", str(released), "--l", "2"]) in (0, 1)
     assert "STANDALONE(patients)" in capsys.readouterr().out
+
+
+def test_validate_counts_one_table_in_the_singular(tmp_path, capsys):
+    path = tmp_path / "one.yaml"
+    path.write_text("relanon: 1\ntables:\n  people:\n    primary_key: id\n    columns: {age: integer}\n")
+    assert main(["validate", str(path)]) == 0
+    assert "valid (1 table)" in capsys.readouterr().out
+
+
+def test_the_readme_shows_the_default_holdout_of_assess():
+    import re
+    from pathlib import Path
+
+    from relanon.metrics.attacks.assessment import DEFAULT_HOLDOUT
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith("| `relanon assess"))  # the command table
+    assert re.search(r"\[--holdout (\d*\.\d+)\]", row).group(1) == str(DEFAULT_HOLDOUT)

@@ -318,3 +318,30 @@ def test_bucketize_arguments_are_checked():
         bucketize(table, ["age", "diagnosis"], "diagnosis")
     with pytest.raises(ParameterError, match="'weight'"):
         bucketize(table, "weight", "diagnosis")
+
+
+def test_a_table_with_its_own_group_id_and_bucket_id_is_released_with_free_id_columns():
+    from relanon.audit import audit_database
+    from relanon.multitable.pipeline import anonymize
+    from relanon.schema.model import load_schema
+    from relanon.schema.validation import check_database
+
+    schema = load_schema({"relanon": 1, "tables": {
+        "people": {"primary_key": "id", "individual": True, "quasi_identifiers": ["age"],
+                   "columns": {"age": "integer", "diag": "categorical", "group_id": "categorical"},
+                   "anonymize": {"method": "anatomize", "sensitive": "diag"}},
+        "others": {"primary_key": "id", "individual": True, "quasi_identifiers": ["age"],
+                   "columns": {"age": "integer", "diag": "categorical", "bucket_id": "categorical"},
+                   "anonymize": {"method": "bucketize", "sensitive": ["diag"], "k": 3}}}})
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"id": range(60), "age": rng.integers(20, 80, 60), "diag": ["a", "b", "c"] * 20})
+    database = {"people": frame.assign(group_id=["x", "y"] * 30), "others": frame.assign(bucket_id=["x", "y"] * 30)}
+    with pytest.warns(UserWarning, match=r"table 'people' has a column 'group_id' of its own.*'group_id_1'"):
+        result = anonymize(schema, database, random_state=0, progress=False)
+    people, others = result.tables["people"], result.tables["others"]
+    assert "group_id_1" in people and (people["group_id"].isin(["x", "y"])).all()
+    assert list(result.tables["people_sensitive"].columns) == ["group_id_1", "diag", "count"]
+    assert "bucket_id_1" in others and (others["bucket_id"].isin(["x", "y"])).all()
+    assert set(check_database(schema, result.tables)) >= {"people", "others"}  # the release reads back
+    report = audit_database(schema, result.tables, k=1, l=2)
+    assert next(v for v in report.views if v.table == "people").l_diversity["diag"].satisfies

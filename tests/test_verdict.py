@@ -174,3 +174,19 @@ def test_every_marked_cell_has_its_lines_and_every_line_its_mark():
         marked = {(row, column) for row in passed.index for column in passed.columns
                   if not pd.isna(passed.loc[row, column]) and not bool(passed.loc[row, column])}
         assert named == marked, kind
+
+
+def test_a_verdict_without_individual_table_says_privacy_was_not_measured():
+    from relanon.present.sections import verdict_section
+    from relanon.present.verdict import failure_lines
+
+    schema = load_schema({"relanon": 1, "tables": {"flights": {
+        "primary_key": "id", "columns": {"delay": "integer", "carrier": "categorical"}}}})
+    flights = {"flights": pd.DataFrame({"id": range(30), "delay": range(30), "carrier": ["a", "b", "b"] * 10})}
+    evaluation = evaluate(schema, flights, flights, progress=False)
+    text = verdict_text(evaluation)
+    assert "no table is individual (`individual: true`), so no privacy measure was computed" in text
+    assert "every measure meets its target" not in text and "every other measure meets its target" in text
+    assert "privacy: not measured (no table is individual)" in text
+    assert failure_lines(evaluation, kinds=("privacy",))[0].startswith("no table is individual")
+    assert "Every measure meets its target" not in verdict_section(evaluation)

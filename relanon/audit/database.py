@@ -44,7 +44,7 @@ from relanon.common.options import Method
 from relanon.multitable.views import STANDALONE, View, standalone, to_bottom_propagated, to_top_enriched
 from relanon.schema.graph import child_links, parent_links
 from relanon.schema.model import Schema
-from relanon.schema.shapes import COUNT_COLUMN, GROUP_COLUMN
+from relanon.schema.shapes import COUNT_COLUMN, group_column
 
 
 @dataclass(frozen=True, eq=False)
@@ -115,12 +115,16 @@ class AuditReport:
         Frequency-based l-diversity required of every sensitive column (``None``: reported only).
     max_risk : float or None
         Highest maximum re-identification risk accepted (``None``: reported only).
+    individual_tables : tuple of str
+        The schema's individual tables: an audit with no view of one of them audited nothing
+        (:attr:`audited`), and does not pass.
     """
 
     views: tuple[ViewAudit, ...]
     k: int
     l: int | None = None  # noqa: E741
     max_risk: float | None = None
+    individual_tables: tuple[str, ...] = ()
 
     @property
     def failures(self) -> dict[str, list[str]]:
@@ -142,9 +146,27 @@ class AuditReport:
         return next(view.gating for view in self.views if view.name == name)
 
     @property
+    def audited(self) -> bool:
+        """Whether some view is of an individual table: without one, the audit measured no people."""
+        return any(view.table in self.individual_tables for view in self.views)
+
+    @property
+    def not_audited(self) -> str | None:
+        """Why nothing was audited (no table is individual, or none declares quasi-identifiers), or ``None``."""
+        if self.audited:
+            return None
+        if not self.individual_tables:
+            return ("no table is individual (`individual: true`), so no view is of people and none gates the release: "
+                    "mark the tables whose rows are people the release protects with `individual: true` "
+                    "(README, 'The schema file')")
+        return (f"the individual tables ({', '.join(self.individual_tables)}) declare no quasi_identifiers: declare "
+                "the columns an attacker may know as `quasi_identifiers` (README, 'The schema file')")
+
+    @property
     def passed(self) -> bool:
-        """Whether every view meets every threshold (what a release job gates on)."""
-        return not self.failures
+        """Whether every view meets every threshold (what a release job gates on); ``False`` when nothing
+        was audited (:attr:`not_audited` says why)."""
+        return self.audited and not self.failures
 
 
 def _view_failures(view: ViewAudit, gate_l: bool, max_risk: float | None) -> list[str]:
@@ -215,7 +237,7 @@ def audit_database(
     --------
     >>> from relanon.schema.model import load_schema
     >>> schema = load_schema({"relanon": 1, "tables": {"people": {
-    ...     "primary_key": "id", "columns": {"sex": "categorical"}, "quasi_identifiers": ["sex"]}}})
+    ...     "primary_key": "id", "individual": True, "columns": {"sex": "categorical"}, "quasi_identifiers": ["sex"]}}})
     >>> people = pd.DataFrame({"id": range(6), "sex": ["F"] * 3 + ["M"] * 3})
     >>> report = audit_database(schema, {"people": people}, k=3)
     >>> report.passed, [view.name for view in report.views]
@@ -235,7 +257,8 @@ def audit_database(
     views = []
     for table in schema:
         views += _table_audits(schema, database, table, k, l if l is not None else 2, table.name in synthetic)
-    return AuditReport(views=tuple(views), k=k, l=l, max_risk=None if max_risk is None else float(max_risk))
+    return AuditReport(views=tuple(views), k=k, l=l, max_risk=None if max_risk is None else float(max_risk),
+                       individual_tables=tuple(table.name for table in schema if table.individual))
 
 
 def _synthetic_tables(schema, synthetic) -> frozenset:
@@ -306,7 +329,7 @@ def _needed_columns(schema, table, database) -> dict[str, list[str]]:
     if isinstance(frame, pd.DataFrame):
         own += _sensitive_columns(table, frame, database)
         if _anatomized(table, frame, database):
-            own.append(GROUP_COLUMN)
+            own.append(group_column(table))
     needed = {table.name: own}
     if table.individual and table.quasi_identifiers:
         for link in child_links(schema, table.name):
@@ -392,20 +415,21 @@ def _refuse_uncomparable(values: pd.Series, table: str, column: str) -> None:
 def _anatomy_diversity(table, frame: pd.DataFrame, database, l: int) -> dict[str, LDiversity]:  # noqa: E741
     sensitive = table.anonymize.sensitive[0]
     counts = database[f"{table.name}_sensitive"]
-    _check_anatomy_consistent(table.name, frame, counts)
-    return {sensitive: group_l_diversity(counts, sensitive, l)}
+    _check_anatomy_consistent(table, frame, counts)
+    return {sensitive: group_l_diversity(counts, sensitive, l, group_column=group_column(table))}
 
 
-def _check_anatomy_consistent(name: str, frame: pd.DataFrame, counts: pd.DataFrame) -> None:
+def _check_anatomy_consistent(table, frame: pd.DataFrame, counts: pd.DataFrame) -> None:
+    name, group = table.name, group_column(table)
     sensitive_name = f"{name}_sensitive"
-    missing = [c for c in (GROUP_COLUMN, COUNT_COLUMN) if c not in counts.columns]
+    missing = [c for c in (group, COUNT_COLUMN) if c not in counts.columns]
     if missing:
         raise DataError(
             "the anatomized release cannot be audited",
-            [Problem(f"column absent; {sensitive_name} needs {GROUP_COLUMN}, the sensitive column and {COUNT_COLUMN}", sensitive_name, c) for c in missing],
+            [Problem(f"column absent; {sensitive_name} needs {group}, the sensitive column and {COUNT_COLUMN}", sensitive_name, c) for c in missing],
         )
-    released = frame[GROUP_COLUMN].value_counts(dropna=False)
-    declared = pd.to_numeric(counts[COUNT_COLUMN], errors="coerce").groupby(counts[GROUP_COLUMN], dropna=False).sum()
+    released = frame[group].value_counts(dropna=False)
+    declared = pd.to_numeric(counts[COUNT_COLUMN], errors="coerce").groupby(counts[group], dropna=False).sum()
     both = pd.concat([released.rename("rows"), declared.rename("counted")], axis=1).fillna(0)
     differ = both[both["rows"] != both["counted"]]
     if len(differ):
@@ -416,7 +440,7 @@ def _check_anatomy_consistent(name: str, frame: pd.DataFrame, counts: pd.DataFra
                     f"{len(differ)} groups have a number of rows in {name} different from their total count in "
                     f"{sensitive_name}; release the two tables made by the same anatomization",
                     name,
-                    GROUP_COLUMN,
+                    group,
                     tuple(differ.index[:5]),
                 )
             ],

@@ -4,9 +4,10 @@ Exit codes, the same for every command, so that a release job can gate on them:
 
 - 0: the command did what it was asked and everything it checked holds;
 - 1: the data or the release fails a check: ``validate`` found problems in the schema or the
-  data, ``audit`` found a threshold missed;
+  data, ``audit`` found a threshold missed or audited nothing (no individual table with quasi-identifiers);
 - 2: the command could not run as asked: a wrong option, a missing or unreadable input, a schema
-  or data that does not fit (outside ``validate``), an output location refused. Nothing is written.
+  or data that does not fit (outside ``validate``; ``assess`` with no individual table), an output location
+  refused. Nothing is written.
 
 Interrupted runs (Ctrl-C, ``SIGTERM``) remove their temporaries and exit 130 / 143. Every output is
 checked (against every input, against each other, against what exists there) before any work.

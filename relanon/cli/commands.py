@@ -22,16 +22,17 @@ from relanon.cli.steps import (
     report_files,
     report_folder_output,
     shown,
+    tables_text,
     verdict_line,
     write_report_folder,
 )
 from relanon.common.atomic import write_text_atomically
-from relanon.common.errors import ParameterError, ProblemsError
+from relanon.common.errors import DataError, ParameterError, ProblemsError
 from relanon.common.options import Method
 from relanon.datasets import hospital
-from relanon.metrics.attacks.assessment import assess
+from relanon.metrics.attacks.assessment import assess, require_individual_tables
 from relanon.metrics.scenarios import evaluate
-from relanon.multitable.pipeline import anonymize
+from relanon.multitable.pipeline import anonymization_problems, anonymize
 from relanon.multitable.release import write_release
 from relanon.present.attacks import attacks_text, risk_matrix_text, verdict_text
 from relanon.present.audit import audit_dict, audit_text
@@ -55,8 +56,11 @@ def run_validate(args) -> int:
     check_inputs(args.schema, args.data)
     try:
         schema = load_schema(Path(args.schema))
-        print(f"schema {args.schema}: valid ({len(schema)} tables)")
+        print(f"schema {args.schema}: valid ({tables_text(len(schema))})")
         database = read_database(args.data, schema, format=args.format) if args.data else None
+        problems = anonymization_problems(schema, database) if database is not None else []
+        if problems:  # what anonymize would stop on, found by the same checks
+            raise DataError("the data cannot be anonymized as the schema declares", problems)
     except ProblemsError as error:  # what validate checks: the schema and the data fail it
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
@@ -153,7 +157,7 @@ def run_anonymize_on_dask(args) -> int:
                                batch_size=args.batch_size, random_state=args.seed, progress=progress,
                                overwrite=args.overwrite)
     print(f"anonymized database written to {args.out} ({sum(result.tables.values()):,} rows in "
-          f"{len(result.tables)} tables, batches of at most {result.batch_size:,} rows)")
+          f"{tables_text(len(result.tables))}, batches of at most {result.batch_size:,} rows)")
     if not args.no_report:
         print("no report with --engine dask (it compares both databases in the memory of one machine); to measure "
               "a sample: relanon evaluate on a sampled copy of both databases")
@@ -170,7 +174,7 @@ def run_demo(args) -> int:
     progress = progress_for(args)
     with progress.step("build the demo database") as step:
         schema, database = hospital(scale=args.scale, seed=0)
-        step.detail = f"{sum(len(frame) for frame in database.values()):,} rows in {len(database)} tables"
+        step.detail = f"{sum(len(frame) for frame in database.values()):,} rows in {tables_text(len(database))}"
     result = evaluation = files = None
     if not args.data_only:
         result = anonymize(schema, database, random_state=args.seed, progress=progress)
@@ -271,6 +275,7 @@ def run_assess(args) -> int:
     check_outputs([report_folder_output(Path(args.out), "--out", args.overwrite)], inputs)
     progress = progress_for(args)
     schema = load_schema(Path(args.schema))
+    require_individual_tables(schema)  # before reading the data: without people, there is nothing to attack
     database = read_step(progress, args.data, schema, args.format)
     options = {name: value for name, value in (("n_attacks", args.attacks), ("n_predicates", args.predicates))
                if value is not None}

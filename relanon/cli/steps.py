@@ -38,6 +38,11 @@ def check_inputs(schema, *data) -> None:
             )
 
 
+def tables_text(count: int) -> str:
+    """``1 table``, ``2 tables``."""
+    return f"{count} table{'s' if count != 1 else ''}"
+
+
 def shown(location) -> str:
     """A location as printed: a database URL without its password."""
     return masked(location)
@@ -110,7 +115,7 @@ def progress_for(args):
 def read_step(progress, location, schema, format, what="the data"):
     with progress.step(f"read {what}", unit="tables") as step:
         database = read_database(location, schema, format=format, progress=step)
-        step.detail = f"{sum(len(frame) for frame in database.values()):,} rows in {len(database)} tables"
+        step.detail = f"{sum(len(frame) for frame in database.values()):,} rows in {tables_text(len(database))}"
     return database
 
 

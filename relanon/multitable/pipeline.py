@@ -29,6 +29,7 @@ import pandas as pd
 from relanon.common.errors import DataError, ParameterError, Problem
 from relanon.common.progress import as_progress
 from relanon.engine.avatar import avatarize
+from relanon.engine.columns import NUMERIC_KINDS, numeric_values
 from relanon.engine.deassociate import anatomize, bucketize
 from relanon.engine.private_values import parent_codes
 from relanon.engine.small_groups import COMBINATION_HOLDERS
@@ -38,7 +39,7 @@ from relanon.multitable.relinking import relink
 from relanon.multitable.results import AnonymizationResult, LinkReport, TableRelease
 from relanon.schema.graph import child_links, parent_links, topological_order
 from relanon.schema.model import Schema, Table
-from relanon.schema.shapes import companion_name
+from relanon.schema.shapes import BUCKET_COLUMN, GROUP_COLUMN, bucket_column, companion_name, group_column
 from relanon.schema.validation import check_database
 
 MIN_AVATAR_ROWS = 3  # the avatar method needs k >= 2 other records
@@ -77,7 +78,7 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
     """
     report = as_progress(progress)
     original = check_database(schema, database)
-    problems = size_problems(schema, original)
+    problems = size_problems(schema, original) + value_problems(schema, original)  # before any long work
     if problems:
         raise DataError("some tables cannot be anonymized as declared", problems)
     seeds = table_seeds(schema, schema.seed if random_state is None else random_state)
@@ -135,6 +136,38 @@ def size_problems(schema: Schema, original: dict) -> list[Problem]:
                     table.name,
                 )
             )
+    return problems
+
+
+def value_problems(schema: Schema, original: dict) -> list[Problem]:
+    """Values the avatar method cannot code (infinite numbers), in every table it anonymizes: the check
+    :func:`relanon.engine.columns.numeric_values` makes when the table is coded, made for all tables at once."""
+    problems = []
+    for table in schema:
+        if table.anonymize.method != "avatar":
+            continue
+        frame = original[table.name]
+        for column in table.released_columns:
+            if column.type in NUMERIC_KINDS and column.name in frame.columns:
+                try:
+                    numeric_values(frame[column.name], column.type, table=table.name)
+                except DataError as error:
+                    problems += error.problems
+    return problems
+
+
+def anonymization_problems(schema: Schema, original: dict) -> list[Problem]:
+    """Every problem :func:`anonymize` would stop on in a database that fits its schema (``check_database``):
+    tables too small for the avatar method, values it cannot code, and anatomization or bucketization
+    settings the data cannot meet (each de-associative table is released as :func:`anonymize` would, and
+    thrown away). What ``relanon validate --data`` reports beyond the schema's types and keys."""
+    problems = size_problems(schema, original) + value_problems(schema, original)
+    for table in schema:
+        if table.anonymize.method in ("anatomize", "bucketize"):
+            try:
+                deassociated_release(table, original[table.name], np.random.default_rng(0))
+            except (DataError, ParameterError) as error:
+                problems += getattr(error, "problems", None) or [Problem(str(error), table.name)]
     return problems
 
 
@@ -342,12 +375,18 @@ def deassociated_release(table: Table, frame: pd.DataFrame, rng) -> TableRelease
     frame = frame[[c for c in frame.columns if c in set(table.output_columns)]]
     a = table.anonymize
     if a.method == "bucketize":
-        released = bucketize(frame, list(table.quasi_identifiers), list(a.sensitive), k=a.k_or_default, random_state=rng)
+        column = _id_column(table, bucket_column(table), BUCKET_COLUMN, "bucket")
+        try:
+            released = bucketize(frame, list(table.quasi_identifiers), list(a.sensitive), k=a.k_or_default,
+                                 random_state=rng, bucket_column=column)
+        except DataError as error:  # name the table
+            raise DataError(f"table {table.name!r} cannot be bucketized as declared",
+                            [replace(p, table=table.name) for p in error.problems]) from None
         return TableRelease(table.name, a.method, released, np.arange(len(frame)), k=a.k_or_default)
     try:
         anatomy = anatomize(
             frame, a.sensitive[0], l=a.l_or_default, key=table.primary_key, random_state=rng,
-            allow_suppression=a.allow_suppression,
+            allow_suppression=a.allow_suppression, group_column=_id_column(table, group_column(table), GROUP_COLUMN, "group"),
         )
     except DataError as error:  # name the table, and say how to allow suppression in the schema
         problems = [
@@ -360,6 +399,14 @@ def deassociated_release(table: Table, frame: pd.DataFrame, rng) -> TableRelease
     positions = keys.get_indexer(anatomy.qi_table[table.primary_key].to_numpy())
     return TableRelease(table.name, a.method, anatomy.qi_table.reset_index(drop=True), positions,
                         companion=anatomy.sensitive_table.reset_index(drop=True))
+
+
+def _id_column(table: Table, name: str, usual: str, what: str) -> str:
+    """The id column a de-associative method adds, said when the table's own column of the usual name moved it."""
+    if name != usual:
+        warnings.warn(f"table {table.name!r} has a column {usual!r} of its own: the {what} ids are released in a column "
+                      f"{name!r}", stacklevel=3)
+    return name
 
 
 def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_keys, report) -> TableRelease:

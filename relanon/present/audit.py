@@ -108,6 +108,8 @@ def audit_dict(report: AuditReport, max_classes: int = SHOWN_CLASSES) -> dict:
     return {
         "thresholds": {"k": report.k, "l": report.l, "max_risk": report.max_risk},
         "passed": report.passed,
+        "audited": report.audited,
+        "not_audited": report.not_audited,
         "views": [_view_dict(view, misses.get(view.name, []), max_classes) for view in report.views],
     }
 
@@ -173,5 +175,7 @@ def audit_text(report: AuditReport, max_classes: int = 5) -> str:
             lines += ["    " + line for line in frame.head(max_classes).to_string(index=False).splitlines()]
     n_fail = sum(1 for name in failures if report.is_gating(name))
     verdict = "PASSED" if not n_fail else f"FAILED ({n_fail} of {len(report.views)} views fail)"
+    if not report.audited:  # never PASSED when no person was audited
+        verdict = f"NOTHING AUDITED: {report.not_audited}"
     lines += ["", f"Result: {verdict}"]
     return "\n".join(lines)

@@ -16,7 +16,7 @@ from relanon.common.options import LinkMethod
 from relanon.metrics.base import REFERENTIAL_INTEGRITY_TARGET
 from relanon.metrics.failures import failures
 from relanon.metrics.scenarios import similarity_passed
-from relanon.present.verdict import PERCENT_METRICS, failure_text, figure
+from relanon.present.verdict import NO_PRIVACY, PERCENT_METRICS, failure_text, figure, no_privacy_measured
 
 # Percentages (PERCENT_METRICS, shared with the terminal) are shown with one decimal; the others with three
 # significant digits...
@@ -50,8 +50,12 @@ def verdict_section(evaluation) -> str:
         count = "1 measure misses its target" if len(failed) == 1 else f"{len(failed)} measures miss their targets"
         verdict = (f'<p><span class="fail">{count}.</span> '
                    f"The tables below show them in red.</p><ul>{shown}</ul>")
+    elif no_privacy_measured(evaluation):  # never "every measure meets its target" when privacy was not measured
+        verdict = '<p><span class="pass">Every other measure meets its target.</span></p>'
     else:
         verdict = '<p><span class="pass">Every measure meets its target.</span></p>'
+    if no_privacy_measured(evaluation):
+        verdict = f"<p>{escape(NO_PRIVACY[0].upper() + NO_PRIVACY[1:])}.</p>" + verdict
     notes = "".join(f"<li>{escape(note)}</li>" for note in evaluation.notes)
     notes = f'<p>Notes:</p><ul class="note">{notes}</ul>' if notes else ""
     return f'<section id="verdict"><h2>Verdict</h2>{verdict}{notes}</section>'

@@ -20,7 +20,11 @@ import pandas as pd
 from relanon.metrics.base import HIGHER
 from relanon.metrics.failures import Failure, failures
 
-__all__ = ["failure_lines", "failure_text", "figure", "verdict_text", "view_label"]
+__all__ = ["NO_PRIVACY", "failure_lines", "failure_text", "figure", "no_privacy_measured", "verdict_text", "view_label"]
+
+NO_PRIVACY = ("no table is individual (`individual: true`), so no privacy measure was computed: mark the tables whose "
+              "rows are people the release protects with `individual: true` (README, 'The schema file')")
+"""Said instead of the privacy matrix, and instead of "every measure meets its target", when no table is individual."""
 
 # Metrics read as percentages
 PERCENT_METRICS = frozenset({
@@ -54,12 +58,22 @@ def verdict_text(evaluation, report=None) -> str:
 def failure_lines(evaluation, kinds=None) -> list[str]:
     """A count, then one indented line per failing measure (of ``kinds`` only: ``("privacy",)``...)."""
     failed = [f for f in failures(evaluation) if kinds is None or f.kind in kinds]
-    if not failed:
-        what = "measure" if kinds is None else f"{' and '.join(kinds)} measure"
-        return [f"every {what} meets its target"]
+    unmeasured = no_privacy_measured(evaluation) and (kinds is None or "privacy" in kinds)
+    said = [NO_PRIVACY] if unmeasured else []  # never "every measure meets its target" when privacy was not measured
+    if kinds is not None and unmeasured:
+        kinds = [kind for kind in kinds if kind != "privacy"]
+        if not kinds:
+            return said
     what = "measure" if kinds is None else f"{' and '.join(kinds)} measure"
+    if not failed:
+        return [*said, f"every {'other ' if unmeasured and kinds is None else ''}{what} meets its target"]
     head = f"1 {what} misses its target:" if len(failed) == 1 else f"{len(failed)} {what}s miss their targets:"
-    return [head, *(f"  {failure_text(f)}" for f in failed)]
+    return [*said, head, *(f"  {failure_text(f)}" for f in failed)]
+
+
+def no_privacy_measured(evaluation) -> bool:
+    """True when the privacy matrix has no row: no table is individual, so no privacy measure exists."""
+    return len(evaluation.privacy_matrix.index) == 0
 
 
 def failure_text(failure: Failure) -> str:
@@ -145,6 +159,8 @@ def _decimals(text: str) -> int:
 
 def privacy_matrix_text(evaluation) -> str:
     """The privacy summary matrix as text, failing cells marked with ``!``."""
+    if no_privacy_measured(evaluation):
+        return "privacy: not measured (no table is individual)"
     headline = evaluation.privacy_headline
     title = "hidden rate %" if headline == "hidden_rate" else "distance to closest"
     return _matrix_text(

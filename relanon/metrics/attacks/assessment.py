@@ -31,6 +31,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from relanon.common.errors import Problem, SchemaError
 from relanon.common.plain import matrix_dict, plain
 from relanon.common.progress import as_progress
 from relanon.metrics.attacks.coding import code_frames, nearest
@@ -200,6 +201,7 @@ def assess(schema: Schema, database, *, holdout: float = DEFAULT_HOLDOUT, random
     >>> list(assessment.risk_matrix.index) == [t.name for t in schema if t.individual]
     True
     """
+    require_individual_tables(schema)  # nothing to attack: said before the long run, not after it
     report = as_progress(progress)
     positive_integer(n_attacks, "n_attacks")  # checked before the long run, not after it
     positive_integer(n_predicates, "n_predicates")
@@ -228,6 +230,29 @@ def assess(schema: Schema, database, *, holdout: float = DEFAULT_HOLDOUT, random
                       {t.name: t.anonymize.k_or_default for t in schema if t.anonymize.method == "avatar"},
                       {t.name: small_group_rules(schema, t.name)["combination_holders"] for t in schema
                        if t.anonymize.method == "avatar" and t.individual})
+
+
+def require_individual_tables(schema: Schema) -> list[str]:
+    """The individual tables of ``schema``, whose people the attacks target; a :class:`SchemaError`
+    when there is none (the assessment would anonymize the database and attack no one).
+
+    Examples
+    --------
+    >>> from relanon.schema.model import load_schema
+    >>> schema = load_schema({"relanon": 1, "tables": {"flights": {"primary_key": "id", "columns": {"delay": "integer"}}}})
+    >>> require_individual_tables(schema)
+    Traceback (most recent call last):
+    ...
+    relanon.common.errors.SchemaError: the schema cannot be assessed (1 problem):
+      - schema: no table is individual (tables: flights), so there are no people to hold out and attack: mark each table whose rows are people the release protects (one row per person) with `individual: true` (README, 'The schema file')
+    """
+    individuals = [table.name for table in schema if table.individual]
+    if not individuals:
+        raise SchemaError("the schema cannot be assessed", [Problem(
+            f"no table is individual (tables: {', '.join(schema.tables)}), so there are no people to hold out and "
+            "attack: mark each table whose rows are people the release protects (one row per person) with "
+            "`individual: true` (README, 'The schema file')")])
+    return individuals
 
 
 class _Round(NamedTuple):
