@@ -10,6 +10,7 @@ with repairs, ``minimum_distance`` by partition) on each cluster, and one batch 
 from __future__ import annotations
 
 import hashlib
+import json
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,7 @@ from relanon.metrics.signal import signal  # noqa: E402
 from relanon.multitable.pipeline import anonymize  # noqa: E402
 from relanon.multitable.release import write_release  # noqa: E402
 from relanon.schema.model import load_schema  # noqa: E402
+from relanon.stores.notes import check_release  # noqa: E402
 from relanon.stores.partitioned import write_part  # noqa: E402
 
 SCALE, SEED, BATCH, BLOCK = 0.05, 5, 400, 500
@@ -308,6 +310,9 @@ def test_one_batch_equals_the_local_engine(demo, parts, two_workers, local, tmp_
         # through pyarrow's dataset reader, which maps strings to another pandas dtype)
         pd.testing.assert_frame_equal(pd.read_parquet(out / table.source_name / "part.00000.parquet"), expected)
     assert (out / "release.json").is_file()
+    # its notes vouch for its directories of parts: relanon audit believes them
+    assert check_release(out, schema).unverified == {}
+    assert json.loads((out / "release.json").read_text())["written"]["visits"]["file"] == "visits"
 
 
 def test_bad_parts_are_reported_at_once(demo, parts, two_workers, tmp_path):

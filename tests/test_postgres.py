@@ -23,7 +23,7 @@ from relanon.multitable.release import write_release
 from relanon.schema.model import dump_schema, load_schema
 from relanon.schema.proposal import propose_schema
 from relanon.stores.io import declared_keys, read_database, read_tables, write_database
-from relanon.stores.notes import release_methods
+from relanon.stores.notes import check_release, release_methods
 
 
 def _unavailable(message: str):
@@ -249,10 +249,17 @@ def test_a_release_is_written_into_its_own_schema_and_read_back(clinic, clinic_s
     # the audit knows a release from its notes, as for a folder or a SQLite file
     assert release_methods(out) == {"doctors": "avatar", "patients": "avatar", "visits": "avatar"}
     assert release_methods(database) == {}
+    # its notes vouch for the tables as the server holds them (fingerprints computed in the same transaction)
+    assert check_release(out, result.schema).unverified == {}
+    assert json.loads(notes["release.json"])["written"]["visits"]["rows"] == 5
     assert ("visits", "f", "patient_id", "patients") in constraints(server, database, "release")
     again = anonymize(clinic_schema, clinic, random_state=1)
     write_release(again, out)  # a release relanon wrote is replaced without --overwrite
     assert_same_database(read_database(out, again.schema), dict(again.tables), check_dtype=False)
+    assert check_release(out, again.schema).unverified == {}
+    sql(server, database, "UPDATE release.patients SET bmi = bmi + 1 WHERE patient_id = (SELECT min(patient_id) FROM release.patients)")
+    unverified = check_release(out, again.schema).unverified
+    assert list(unverified) == ["patients"] and "changed or replaced after relanon wrote it" in unverified["patients"]
 
 
 def test_a_failed_write_leaves_nothing(clinic_database, clinic_schema, server, database):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sqlite3
 import warnings
 
 import pandas as pd
@@ -15,7 +17,8 @@ from relanon.multitable.pipeline import SensitiveChoiceWarning, anonymize
 from relanon.multitable.release import write_release
 from relanon.schema.graph import all_links
 from relanon.schema.model import load_schema
-from relanon.stores.io import read_database
+from relanon.stores.io import read_database, write_database
+from relanon.stores.notes import check_release
 
 
 @pytest.fixture(scope="module")
@@ -168,3 +171,99 @@ def test_anatomization_that_cannot_be_done_names_the_table(small_demo):
                                              "anonymize": {"method": "anatomize", "sensitive": "smoker", "l": 2}})
     with pytest.raises(DataError, match=r"patients.smoker: value False.*anonymize: \{allow_suppression: true\}"):
         anonymize(changed, database, random_state=0, progress=False)
+
+
+# --------------------------------------------------------------------------- the release gate trusts only what relanon wrote
+
+
+def audit_cli(schema, data, tmp_path, capsys, *extra):
+    from relanon.cli import main
+    from relanon.schema.model import dump_schema
+
+    schema_path = tmp_path / "audited.yaml"
+    dump_schema(schema, schema_path)
+    code = main(["audit", str(schema_path), "--data", str(data), *extra])
+    return code, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fmt, name", [("csv", "out"), ("parquet", "out"), ("sqlite", "out.sqlite")])
+def test_an_untouched_release_is_audited_as_synthetic(small_demo, tmp_path, capsys, fmt, name):
+    schema, database = small_demo
+    result = anonymize(schema, database, random_state=1, progress=False)
+    out = write_release(result, tmp_path / name, format=fmt)
+    check = check_release(out, schema)
+    assert check.unverified == {}
+    assert sorted(check.synthetic("avatar")) == sorted(t.name for t in schema)
+    code, printed = audit_cli(schema, out, tmp_path, capsys)
+    assert code == 0 and "Result: PASSED" in printed
+    assert "WARNING" not in printed and "does not describe" not in printed
+
+
+def test_a_release_json_copied_beside_the_original_data_is_not_believed(small_demo, tmp_path, capsys):
+    schema, database = small_demo
+    result = anonymize(schema, database, random_state=1, progress=False)
+    release = write_release(result, tmp_path / "release")
+    code, _ = audit_cli(schema, write_database(database, tmp_path / "plain", schema), tmp_path, capsys)
+    assert code == 1  # the original data fails the audit...
+    original = write_database(database, tmp_path / "original", schema)
+    shutil.copy(release / "release.json", original / "release.json")
+    code, printed = audit_cli(schema, original, tmp_path, capsys)
+    assert code == 1  # ...and still fails with the release's notes beside it: they do not describe its files
+    assert "WARNING (patients): release.json does not describe this file: it was changed or replaced after " \
+           "relanon wrote it" in printed
+    assert "audited as real records" in printed and "Result: FAILED" in printed
+    assert "patients" in check_release(original, schema).unverified
+
+
+@pytest.mark.parametrize("fmt, name", [("csv", "out"), ("sqlite", "out.sqlite")])
+def test_a_released_table_changed_afterwards_is_audited_as_real_records(small_demo, tmp_path, capsys, fmt, name):
+    schema, database = small_demo
+    result = anonymize(schema, database, random_state=1, progress=False)
+    out = write_release(result, tmp_path / name, format=fmt)
+    if fmt == "csv":  # two rows of patients.csv swapped: the same data for the audit, not the same file
+        header, first, second, *rest = (out / "patients.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+        (out / "patients.csv").write_text("".join([header, second, first, *rest]), encoding="utf-8")
+    else:
+        with sqlite3.connect(out) as connection:
+            connection.execute("UPDATE patients SET sex = CASE sex WHEN 'F' THEN 'M' ELSE 'F' END "
+                               "WHERE rowid = (SELECT min(rowid) FROM patients)")
+    unverified = check_release(out, schema).unverified
+    assert list(unverified) == ["patients"]
+    assert "it was changed or replaced after relanon wrote it" in unverified["patients"]
+    code, printed = audit_cli(schema, out, tmp_path, capsys)
+    assert code == 1
+    assert f"WARNING (patients): release.json does not describe this {'file' if fmt == 'csv' else 'table'}" in printed
+    assert "STANDALONE(patients)" in printed and "Result: FAILED" in printed
+
+
+def test_a_release_json_without_fingerprints_vouches_for_nothing(small_demo, tmp_path, capsys):
+    schema, database = small_demo
+    result = anonymize(schema, database, random_state=1, progress=False)
+    out = write_release(result, tmp_path / "out")
+    notes = json.loads((out / "release.json").read_text(encoding="utf-8"))
+    del notes["written"]  # as an older relanon wrote it
+    (out / "release.json").write_text(json.dumps(notes), encoding="utf-8")
+    assert set(check_release(out, schema).unverified) == {t.name for t in schema}
+    code, printed = audit_cli(schema, out, tmp_path, capsys)
+    assert code == 1
+    assert "release.json holds no fingerprint of the tables" in printed and "audited as real records" in printed
+
+
+def test_release_notes_are_the_same_bytes_wherever_they_are_written(small_demo, tmp_path):
+    schema, database = small_demo
+    result = anonymize(schema, database, random_state=1, progress=False)
+    first = write_release(result, tmp_path / "a" / "out")
+    second = write_release(result, tmp_path / "b" / "elsewhere")
+    assert (first / "release.json").read_bytes() == (second / "release.json").read_bytes()
+    written = json.loads((first / "release.json").read_text(encoding="utf-8"))["written"]
+    assert written["patients"]["file"] == "patients.csv"
+    assert written["patients"]["rows"] == len(result.tables["patients"])
+    assert str(tmp_path) not in (first / "release.json").read_text(encoding="utf-8")
+    sqlite_notes = []
+    for folder in ("a", "b"):
+        path = write_release(result, tmp_path / folder / "out.sqlite")
+        with sqlite3.connect(path) as connection:
+            sqlite_notes.append(connection.execute("SELECT content FROM relanon_files WHERE name = 'release.json'")
+                                .fetchone()[0])
+    assert sqlite_notes[0] == sqlite_notes[1]
+    assert json.loads(sqlite_notes[0])["written"]["patients"]["rows"] == len(result.tables["patients"])

@@ -220,7 +220,8 @@ def audit_database(
         Highest accepted maximum re-identification risk, in (0, 1].
     synthetic : collection of str, optional
         Tables whose records are synthetic (released by the avatar method; ``relanon audit`` reads
-        them from the release's ``release.json``): audited for information, not gating, since a
+        them from the release's ``release.json``, for the tables whose data matches its fingerprints:
+        :func:`relanon.stores.notes.check_release`): audited for information, not gating, since a
         synthetic record is unique by construction and is no person. Tables released with their
         real records (``keep``, anatomized, bucketized) and original data gate as usual.
 

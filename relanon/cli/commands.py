@@ -41,8 +41,9 @@ from relanon.schema.graph import connected_groups, parent_links, topological_ord
 from relanon.schema.model import dump_schema, load_schema
 from relanon.schema.proposal import propose_schema
 from relanon.stores.io import declared_keys, detect_format, output_format, read_database, read_tables, write_database
-from relanon.stores.notes import release_methods
+from relanon.stores.notes import check_release
 from relanon.stores.outputs import (
+    NOTES_FILE,
     FileOutput,
     FolderOutput,
     check_outputs,
@@ -259,12 +260,22 @@ def run_audit(args) -> int:
                       [args.schema, args.data])
     schema = load_schema(Path(args.schema))
     database = read_database(args.data, schema, format=args.format)
-    # a release's notes say which tables hold synthetic records (avatar method): audited for information
-    synthetic = [name for name, method in release_methods(args.data).items() if method == Method.AVATAR and name in schema.tables]
+    # a release's notes say which tables hold synthetic records (avatar method): audited for information,
+    # but only the tables whose data is what relanon wrote (the fingerprints in release.json)
+    release = check_release(args.data, schema, format=args.format, database=database)
+    synthetic = [name for name in release.synthetic(Method.AVATAR) if name in schema.tables]
     report = audit_database(schema, database, k=args.k, l=args.l, max_risk=args.max_risk, synthetic=synthetic)
-    print(audit_text(report))
+    warnings = [f"WARNING ({name}): {why}" for name, why in release.unverified.items()]
+    if warnings:
+        warnings.append(f"WARNING: {', '.join(release.unverified)} audited as real records (gated): {NOTES_FILE} "
+                        "does not vouch for their data (see above)")
+        print("\n".join([*warnings[:-1], "", audit_text(report), "", warnings[-1]]))
+    else:
+        print(audit_text(report))
     if args.json:
-        write_text_atomically(Path(args.json), json.dumps(audit_dict(report), indent=2, default=str) + "\n")
+        data = audit_dict(report)
+        data["release_warnings"] = dict(release.unverified)
+        write_text_atomically(Path(args.json), json.dumps(data, indent=2, default=str) + "\n")
         print(f"audit written to {args.json}")
     return EXIT_OK if report.passed else EXIT_FAILED
 

@@ -52,7 +52,8 @@ from relanon.multitable.release import release_files
 from relanon.multitable.results import LinkReport
 from relanon.schema.graph import parent_links, topological_order
 from relanon.schema.model import Schema
-from relanon.stores.outputs import ReleaseFolder, check_outputs
+from relanon.stores.fingerprints import file_fingerprint, parquet_rows, with_fingerprints
+from relanon.stores.outputs import NOTES_FILE, ReleaseFolder, check_outputs
 from relanon.stores.partitioned import write_part
 
 
@@ -324,13 +325,19 @@ def _anchor_task(schema, name, work, released, rng) -> int:
 
 def _write(client, schema, work, released, result, out) -> None:
     with atomic_directory(Path(out)) as tmp:
+        fingerprints = {}
         for name, state in released.items():
             table = schema[name]
             batches_out.write_release_parts(client, table, work, tmp / table.source_name, state.n_batches,
                                             list(state.columns), state.fk_dtypes)
             if state.companion is not None:
                 write_part(state.companion, tmp / f"{table.source_name}_sensitive", 0)
-        for file_name, text in sorted(release_files(result).items(), key=lambda item: item[0] == "release.json"):
+            for stored in (table.source_name, f"{table.source_name}_sensitive"):
+                if (tmp / stored).is_dir():
+                    fingerprints[stored] = file_fingerprint(tmp / stored, parquet_rows(tmp / stored))
+        files = release_files(result)
+        files[NOTES_FILE] = with_fingerprints(files[NOTES_FILE], fingerprints)  # what relanon audit checks
+        for file_name, text in sorted(files.items(), key=lambda item: item[0] == NOTES_FILE):
             (tmp / file_name).write_text(text, encoding="utf-8")
 
 

@@ -1,7 +1,8 @@
 """What is published: the anonymized tables, their schema, and notes on how they were made.
 
 A release folder holds the tables, ``schema.yaml`` (so that ``relanon audit`` and ``relanon
-validate`` read it back), ``release.json`` (methods per table and link, relanon version) and, when
+validate`` read it back), ``release.json`` (methods per table and link, relanon version, and a
+fingerprint of each table as written, added by the store: :mod:`relanon.stores.fingerprints`) and, when
 the run made a choice that weakens privacy (``original_order`` links), a loud
 ``WARNING-SENSITIVE-CHOICES.txt``. In a SQLite file the notes are rows of a ``relanon_files`` table.
 

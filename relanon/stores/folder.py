@@ -20,6 +20,7 @@ from relanon.common.atomic import atomic_directory
 from relanon.common.errors import StorageError
 from relanon.schema.validation import MISSING_MARKERS
 from relanon.stores.base import Store, reason
+from relanon.stores.fingerprints import file_fingerprint, with_fingerprints
 from relanon.stores.outputs import NOTES_FILE
 from relanon.stores.partitioned import read_table, table_location
 from relanon.stores.partitioned import table_names as partitioned_names
@@ -96,7 +97,9 @@ def write_folder(tables: dict[str, pd.DataFrame], path: Path, fmt: str, files: d
     clashes = sorted(set(files) & {f"{name}{suffix}" for name in tables})
     if clashes or any(Path(name).name != name or name.startswith(".") for name in files):
         raise StorageError(f"cannot write the notes {sorted(files)} beside the tables; rename them")
+    files = dict(files)
     with atomic_directory(path) as tmp:
+        fingerprints = {}
         for name, frame in tables.items():
             target = tmp / f"{name}{suffix}"
             try:
@@ -104,8 +107,11 @@ def write_folder(tables: dict[str, pd.DataFrame], path: Path, fmt: str, files: d
                     frame.to_parquet(target, engine="pyarrow", index=False)
                 else:
                     _as_csv_text(frame).to_csv(target, index=False, encoding="utf-8", lineterminator="\n")
+                fingerprints[name] = file_fingerprint(target, len(frame))
             except (ValueError, TypeError, OSError) as exc:
                 raise StorageError(f"cannot write table {name!r} as {fmt.upper()}: {reason(exc)}") from exc
+        if NOTES_FILE in files:  # the release notes vouch for these very files (relanon audit checks them)
+            files[NOTES_FILE] = with_fingerprints(files[NOTES_FILE], fingerprints)
         # the notes last, release.json the very last: a folder holding it is complete
         for name in sorted(files, key=lambda n: n == NOTES_FILE):
             try:

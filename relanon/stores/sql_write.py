@@ -20,7 +20,16 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 
 from relanon.common.errors import StorageError
-from relanon.stores.sql import CHUNK_ROWS, SchemaContents, contents_of, driver_failure, engine_for, sqlalchemy
+from relanon.stores.fingerprints import fingerprinted_notes, sql_fingerprint
+from relanon.stores.sql import (
+    CHUNK_ROWS,
+    FILES_TABLE,
+    SchemaContents,
+    contents_of,
+    driver_failure,
+    engine_for,
+    sqlalchemy,
+)
 
 __all__ = ["TableKeys", "as_text_values", "write_tables"]
 
@@ -63,7 +72,12 @@ def write_tables(location, tables: Mapping[str, pd.DataFrame], keys: Mapping[str
                 old = sa.MetaData(schema=schema)
                 old.reflect(connection, only=dropped)
                 old.drop_all(connection)  # children first
-            _create_and_load(sa, connection, schema, tables, keys)
+            data = {name: frame for name, frame in tables.items() if name != FILES_TABLE}
+            _create_and_load(sa, connection, schema, data, keys)
+            if FILES_TABLE in tables:  # the notes last, with the fingerprints of the tables as the server holds them
+                fingerprints = {name: sql_fingerprint(sa, connection, name, schema) for name in data}
+                notes = fingerprinted_notes(tables[FILES_TABLE], fingerprints)
+                _create_and_load(sa, connection, schema, {FILES_TABLE: notes}, keys)
     except StorageError:
         raise
     except Exception as exc:  # noqa: BLE001 - driver, conversion and constraint errors alike: all rolled back

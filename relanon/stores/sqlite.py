@@ -16,6 +16,7 @@ from relanon.common.atomic import atomic_file
 from relanon.common.errors import StorageError
 from relanon.schema.proposal import DeclaredKeys
 from relanon.stores.base import Store, plain_strings, quoted, reason
+from relanon.stores.fingerprints import fingerprinted_notes, sqlite_fingerprint
 from relanon.stores.outputs import starts_like_sqlite
 from relanon.stores.sql import FILES_TABLE
 from relanon.stores.sql_write import as_text_values
@@ -104,7 +105,11 @@ def _fill_sqlite(path: Path, tables: dict[str, pd.DataFrame], *, replace: bool) 
             for name, frame in tables.items():
                 if replace:
                     _drop_sqlite_table(connection, name)
-                _create_sqlite_table(connection, name, frame)
+                if name != FILES_TABLE:
+                    _create_sqlite_table(connection, name, frame)
+            if FILES_TABLE in tables:  # the notes last, with the fingerprints of the tables as stored
+                fingerprints = {name: sqlite_fingerprint(connection, name) for name in tables if name != FILES_TABLE}
+                _create_sqlite_table(connection, FILES_TABLE, fingerprinted_notes(tables[FILES_TABLE], fingerprints))
             connection.execute("COMMIT")
         except BaseException:
             connection.execute("ROLLBACK")
