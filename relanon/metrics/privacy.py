@@ -272,7 +272,20 @@ def _as_original_dtypes(original: pd.DataFrame, avatars: pd.DataFrame, names) ->
     """The avatars' ``names`` columns in the original dtypes, so that equal values compare equal."""
     released = avatars[names]
     mismatched = [c for c in names if released[c].dtype != original[c].dtype]
-    return released.astype({c: original[c].dtype for c in mismatched}) if mismatched else released
+    return released.astype({c: _holding_missing(original[c].dtype, released[c]) for c in mismatched}) \
+        if mismatched else released
+
+
+def _holding_missing(dtype, released: pd.Series):
+    """``dtype``, or its nullable kind when ``released`` has missing values it cannot hold (values that fewer
+    than ``min_count`` records hold are released missing, in whole-number and boolean columns too)."""
+    if not released.isna().any() or pd.api.types.is_extension_array_dtype(dtype):
+        return dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return "boolean"
+    if pd.api.types.is_integer_dtype(dtype):
+        return "Int64"
+    return dtype
 
 
 # --------------------------------------------------------------------------- inference attack
