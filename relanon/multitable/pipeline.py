@@ -40,6 +40,7 @@ from relanon.multitable.results import AnonymizationResult, LinkReport, TableRel
 from relanon.schema.graph import child_links, parent_links, topological_order
 from relanon.schema.model import Schema, Table
 from relanon.schema.shapes import BUCKET_COLUMN, GROUP_COLUMN, bucket_column, companion_name, group_column
+from relanon.schema.text_formats import formats_of, with_formats
 from relanon.schema.validation import check_database
 
 MIN_AVATAR_ROWS = 3  # the avatar method needs k >= 2 other records
@@ -109,6 +110,10 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
     for name, release in releases.items():
         if release.companion is not None:
             tables[companion_name(schema[name])] = release.companion
+    for name, release in releases.items():  # each released column is written as the input wrote it
+        with_formats(release.frame, formats_of(original[name]))
+        if release.companion is not None:
+            with_formats(release.companion, formats_of(original[name]))
     return AnonymizationResult(
         tables=tables,
         schema=schema,

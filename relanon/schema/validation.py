@@ -48,6 +48,7 @@ from relanon.schema.coercion import COERCERS, INTEGER, MISSING_MARKERS, Issue, c
 from relanon.schema.graph import connected_groups, topological_order
 from relanon.schema.model import Schema, Table
 from relanon.schema.shapes import companion_name, companion_table, looks_released, released_table
+from relanon.schema.text_formats import formats_of, learn_format, with_formats
 
 __all__ = [
     "MISSING_MARKERS",
@@ -117,6 +118,8 @@ def coerce_table(
     types = {c.name: c.type for c in table.columns}
     foreign_keys = set(table.foreign_key_columns)
     columns: dict = {}
+    # how each column was written: learned from text, else carried from the frame (see text_formats)
+    formats = {} if from_text else dict(formats_of(frame))
     for position, name in enumerate(frame.columns):
         if name in columns:
             continue  # a repeated column name, already reported
@@ -130,11 +133,13 @@ def coerce_table(
         elif name in types:
             values, issues = COERCERS[types[name]](series, from_text)
             role = f"declared {types[name]}"
+            if from_text:
+                formats[name] = learn_format(types[name], series, values)
         else:
             values, issues, role = series.copy(), [], "undeclared"
         columns[name] = values
         problems += [_issue_problem(table.name, name, role, issue) for issue in issues]
-    return pd.DataFrame(columns, index=frame.index), problems
+    return with_formats(pd.DataFrame(columns, index=frame.index), formats), problems
 
 
 def coerce_database(

@@ -2,7 +2,9 @@
 directory of parts per table, as Dask and Spark write them).
 
 Reading: the separator guessed from the header, every cell as text when the schema types the
-table. Writing: booleans as ``true``/``false``, floats in their shortest exact form, the whole
+table. Writing: each column as the input wrote it when its format was learned at reading
+(:mod:`relanon.schema.text_formats`: ``Y``/``N``, ``31/12/2020``, ``2013-01-01T11:00:00Z``,
+``7.0``), else booleans as ``true``/``false``, floats in their shortest exact form; the whole
 folder atomically with ``release.json`` written last.
 """
 
@@ -18,6 +20,7 @@ import pyarrow.compute as pc
 
 from relanon.common.atomic import atomic_directory
 from relanon.common.errors import StorageError
+from relanon.schema.text_formats import as_text, float_text, formats_of, without_formats
 from relanon.schema.validation import MISSING_MARKERS
 from relanon.stores.base import Store, reason
 from relanon.stores.fingerprints import file_fingerprint, with_fingerprints
@@ -104,7 +107,7 @@ def write_folder(tables: dict[str, pd.DataFrame], path: Path, fmt: str, files: d
             target = tmp / f"{name}{suffix}"
             try:
                 if fmt == "parquet":
-                    frame.to_parquet(target, engine="pyarrow", index=False)
+                    without_formats(frame).to_parquet(target, engine="pyarrow", index=False)
                 else:
                     _as_csv_text(frame).to_csv(target, index=False, encoding="utf-8", lineterminator="\n")
                 fingerprints[name] = file_fingerprint(target, len(frame))
@@ -121,13 +124,20 @@ def write_folder(tables: dict[str, pd.DataFrame], path: Path, fmt: str, files: d
 
 
 def _as_csv_text(frame: pd.DataFrame) -> pd.DataFrame:
-    """Booleans as ``true``/``false``, floats in their shortest exact form; pandas writes the rest well."""
+    """Each column in the format the input wrote it (:mod:`relanon.schema.text_formats`), else
+    booleans as ``true``/``false``, floats in their shortest exact form; pandas writes the rest well."""
+    formats = formats_of(frame)
     changes = {}
-    for column, dtype in frame.dtypes.items():
-        if pd.api.types.is_bool_dtype(dtype):
-            changes[column] = _boolean_words(frame[column])
+    for position, (column, dtype) in enumerate(frame.dtypes.items()):
+        values = frame.iloc[:, position]
+        spec = formats.get(column)
+        text = as_text(values, spec) if spec is not None else None
+        if text is not None:
+            changes[column] = text
+        elif pd.api.types.is_bool_dtype(dtype):
+            changes[column] = _boolean_words(values)
         elif pd.api.types.is_float_dtype(dtype):
-            changes[column] = _shortest_text(frame[column])
+            changes[column] = float_text(values, _shortest_text(values), spec)
     return frame.assign(**changes) if changes else frame
 
 

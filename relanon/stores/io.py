@@ -11,9 +11,11 @@ problem at once. :func:`write_database` writes everything under a temporary name
 into place when complete, and refuses to write over or inside its input. What is written reads
 back identically through the same schema:
 
-- CSV: UTF-8, comma-separated, dates in ISO 8601 (``2024-01-31``, ``2024-01-31 13:45:00``, with
-  the offset for time-zone aware columns), whole numbers without ``.0``, booleans as
-  ``true``/``false``, missing values as empty cells.
+- CSV: UTF-8, comma-separated, missing values as empty cells; each column in the format its input
+  was written in when it was read from text (:mod:`relanon.schema.text_formats`: ``Y``/``N``,
+  ``31/12/2020``, ``2013-01-01T11:00:00Z``, ``7.0``), else dates in ISO 8601 (``2024-01-31``,
+  ``2024-01-31 13:45:00``, with the offset for time-zone aware columns), whole numbers without
+  ``.0``, booleans as ``true``/``false``.
 - Parquet: pyarrow, every dtype kept as it is (time zones included).
 - SQLite: dates as ISO 8601 text, booleans as 0/1, whole numbers as INTEGER, missing as NULL.
 - A database server: the server's own types (``bigint``, ``double precision``, ``boolean``, ``date``,

@@ -25,6 +25,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from relanon.common.errors import StorageError
+from relanon.schema.text_formats import without_formats
 from relanon.stores.base import reason
 
 PART_ROWS = 1_000_000
@@ -171,7 +172,7 @@ def write_part(frame: pd.DataFrame, folder, index: int) -> Path:
     target = Path(folder) / part_name(index)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        frame.to_parquet(target, engine="pyarrow", index=False)
+        without_formats(frame).to_parquet(target, engine="pyarrow", index=False)
     except (ValueError, TypeError, OSError, pa.ArrowException) as exc:
         raise StorageError(f"cannot write {str(target)!r}: {reason(exc)}") from exc
     return target
