@@ -234,6 +234,11 @@ def test_when_every_record_holds_a_rare_value_the_rare_values_drawn_are_released
     assert (avatars["a"].isna() | avatars["b"].isna()).all()
     published = avatarize(table, types, k=5, random_state=0).avatars  # without the rule: the rare values go out
     assert published["a"].str.startswith("a").any()
+    # a whole-number column cannot hold a missing value: its rare values are released, and said
+    coded = table.assign(a=table["a"].map(lambda v: 0 if v == "A" else 1 + int(v[1:])))
+    with pytest.warns(UserWarning, match=r"values that fewer hold are released in a \("):
+        avatars = avatarize(coded, types, k=5, random_state=0, min_counts=10).avatars
+    assert avatars["a"].dtype == coded["a"].dtype and avatars["b"].dropna().eq("B").all()
 
 
 def test_numbers_of_a_batch_stay_within_the_whole_tables_extremes():

@@ -282,22 +282,32 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
 def _unreleasable(table, categorical, thresholds, value_counts) -> list:
     """The categorical columns of which no value is held by the column's ``min_count`` records (a free text, a
     town that no more than three people share where ``min_count`` is 10): none of their values may be released."""
-    return [c for c in categorical if thresholds.get(c, 1) > 1 and table[c].notna().any()
+    return [c for c in categorical if thresholds.get(c, 1) > 1 and holds_missing(table[c]) and table[c].notna().any()
             and holder_counts(table[c], (value_counts or {}).get(c))[table[c].notna().to_numpy()].max()
             < thresholds[c]]
+
+
+def holds_missing(series: pd.Series) -> bool:
+    """Whether a value of ``series`` can be made missing without changing its dtype (text, categories, decimal
+    numbers): whole-number and boolean columns without missing values keep the rule's lowered counts instead."""
+    dtype = series.dtype
+    return not ((pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_integer_dtype(dtype))
+                and not pd.api.types.is_extension_array_dtype(dtype))
 
 
 def _rare_values_missing(table, out, categorical, thresholds, value_counts, unreleasable, name) -> dict:
     """The released categorical columns with every value that fewer than ``min_count`` records hold made
     missing, with a warning naming them. None is, unless no value of a column reaches ``min_count``
     (``unreleasable``) or every record held a rare value (the draw's counts were lowered)."""
-    cleaned, notes = {}, []
+    cleaned, notes, kept = {}, [], []
     for column in categorical:
         if thresholds.get(column, 1) <= 1 or column not in out:
             continue
         released, n_missing = without_rare_values(out[column], table[column], thresholds[column],
                                                   (value_counts or {}).get(column))
-        if n_missing:
+        if n_missing and not holds_missing(table[column]):
+            kept.append(f"{column} ({n_missing} of {len(released)} released values)")
+        elif n_missing:
             cleaned[column] = released
             held = holder_counts(table[column], (value_counts or {}).get(column))[table[column].notna().to_numpy()]
             notes.append(f"{column} (min_count {thresholds[column]}; {n_missing} of {len(released)} released values "
@@ -309,6 +319,11 @@ def _rare_values_missing(table, out, categorical, thresholds, value_counts, unre
                       "date), drop it (a free text, an identifier), or, if values that few people share may be "
                       "published, set its min_count lower in the schema",
                       UserWarning, stacklevel=3)
+    if kept:
+        warnings.warn(f"table {name!r}: every record held a value that fewer than min_count records hold, and the "
+                      f"counts were lowered: values that fewer hold are released in {'; '.join(kept)}, whole-number or "
+                      "yes/no columns without missing values. Coarsen or drop such a column, or lower its min_count "
+                      "in the schema knowingly", UserWarning, stacklevel=3)
     return cleaned
 
 

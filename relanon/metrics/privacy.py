@@ -359,9 +359,10 @@ def inference(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, known, 
 
 
 def _wrong_guesses(truth: pd.Series, guess: pd.Series) -> float:
-    t = np.asarray(truth, dtype=object)
-    g = np.asarray(guess, dtype=object)
     t_missing, g_missing = pd.isna(truth).to_numpy(), pd.isna(guess).to_numpy()
+    # missing as None, which compares: pandas' NA (a value released missing in a boolean column) does not
+    t = np.where(t_missing, None, np.asarray(truth, dtype=object))
+    g = np.where(g_missing, None, np.asarray(guess, dtype=object))
     right = np.where(t_missing | g_missing, t_missing & g_missing, t == g)
     return float(100.0 * (1.0 - right.mean())) if len(right) else float("nan")
 
