@@ -27,8 +27,8 @@ from relanon.engine.private_values import (
     frequent_records,
     holder_counts,
     min_count_thresholds,
+    rare_values,
     sensitive_donors,
-    without_rare_values,
 )
 from relanon.engine.small_groups import (
     COMBINATION_HOLDERS,
@@ -279,12 +279,18 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     return AvatarResult(avatars, pairing.astype(np.int64), ncp=space.n_components_)
 
 
-def _unreleasable(table, categorical, thresholds, value_counts) -> list:
+def _unreleasable(table, categorical, thresholds, value_counts) -> dict:
     """The categorical columns of which no value is held by the column's ``min_count`` records (a free text, a
-    town that no more than three people share where ``min_count`` is 10): none of their values may be released."""
-    return [c for c in categorical if thresholds.get(c, 1) > 1 and holds_missing(table[c]) and table[c].notna().any()
-            and holder_counts(table[c], (value_counts or {}).get(c))[table[c].notna().to_numpy()].max()
-            < thresholds[c]]
+    town that no more than three people share where ``min_count`` is 10), with the most records any value has:
+    none of their values may be released."""
+    found = {}
+    for c in categorical:
+        present = table[c].notna().to_numpy()
+        if thresholds.get(c, 1) > 1 and holds_missing(table[c]) and present.any():
+            most = int(holder_counts(table[c], (value_counts or {}).get(c))[present].max())
+            if most < thresholds[c]:
+                found[c] = most
+    return found
 
 
 def holds_missing(series: pd.Series) -> bool:
@@ -303,16 +309,17 @@ def _rare_values_missing(table, out, categorical, thresholds, value_counts, unre
     for column in categorical:
         if thresholds.get(column, 1) <= 1 or column not in out:
             continue
-        released, n_missing = without_rare_values(out[column], table[column], thresholds[column],
-                                                  (value_counts or {}).get(column))
-        if n_missing and not holds_missing(table[column]):
-            kept.append(f"{column} ({n_missing} of {len(released)} released values)")
-        elif n_missing:
-            cleaned[column] = released
-            held = holder_counts(table[column], (value_counts or {}).get(column))[table[column].notna().to_numpy()]
-            notes.append(f"{column} (min_count {thresholds[column]}; {n_missing} of {len(released)} released values "
-                         + ("missing: no value is held by that many records, the most held by "
-                            f"{held.max()}" if column in unreleasable else "missing") + ")")
+        rare = rare_values(out[column], table[column], thresholds[column], (value_counts or {}).get(column))
+        if not rare.any():
+            continue
+        counted = f"{int(rare.sum())} of {len(rare)} released values"
+        if not holds_missing(table[column]):
+            kept.append(f"{column} ({counted})")
+            continue
+        cleaned[column] = out[column].mask(rare)
+        notes.append(f"{column} (min_count {thresholds[column]}; {counted} missing"
+                     + (f": no value is held by that many records, the most held by {unreleasable[column]}"
+                        if column in unreleasable else "") + ")")
     if notes:
         warnings.warn(f"table {name!r}: values that fewer than min_count records hold are released as missing in "
                       f"{'; '.join(notes)}. Coarsen such a column (a region instead of a town, a year instead of a "

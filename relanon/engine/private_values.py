@@ -183,30 +183,18 @@ def holder_counts(series: pd.Series, counts: pd.Series | None = None) -> np.ndar
     return np.bincount(codes)[codes]
 
 
-def without_rare_values(released: pd.Series, original: pd.Series, threshold: int,
-                        counts: pd.Series | None = None) -> tuple[pd.Series, int]:
-    """``released`` with every value that fewer than ``threshold`` records of ``original`` hold (or of the whole
-    table, ``counts``) made missing, and how many were. Missing values stay missing; the column keeps its kind
-    (whole numbers and booleans become their nullable dtypes if a value goes missing).
+def rare_values(released: pd.Series, original: pd.Series, threshold: int, counts: pd.Series | None = None) -> np.ndarray:
+    """Whether each value of ``released`` (missing ones aside) is held by fewer than ``threshold`` records of
+    ``original``, or of the whole table (``counts``).
 
     Examples
     --------
     >>> towns = pd.Series(["A", "A", "A", "B", None])
-    >>> released, n = without_rare_values(pd.Series(["A", "B", None]), towns, 2)
-    >>> released.isna().tolist(), n
-    ([False, True, True], 1)
+    >>> rare_values(pd.Series(["A", "B", None]), towns, 2).tolist()
+    [False, True, False]
     """
     table_counts = original.value_counts(dropna=False) if counts is None else counts
-    rare = (held_counts(released, table_counts) < threshold) & released.notna().to_numpy()
-    if not rare.any():
-        return released, 0
-    if pd.api.types.is_bool_dtype(released.dtype):
-        released = released.astype("boolean")
-    elif pd.api.types.is_integer_dtype(released.dtype) and not pd.api.types.is_extension_array_dtype(released.dtype):
-        released = released.astype("Int64")
-    elif not pd.api.types.is_extension_array_dtype(released.dtype) and released.dtype.kind not in "fmM":
-        released = released.astype(object)
-    return released.mask(rare), int(rare.sum())
+    return (held_counts(released, table_counts) < threshold) & released.notna().to_numpy()
 
 
 def held_counts(series: pd.Series, counts: pd.Series) -> np.ndarray:
