@@ -145,9 +145,8 @@ def propose_schema(database: Mapping[str, pd.DataFrame], name: str | None = None
     declared = declared if declared is not None else DeclaredKeys()
     keys = {t: declared_primary_key(t, frame, declared, notes) or propose_primary_key(t, frame, tables, notes)
             for t, frame in tables.items()}
-    links = propose_foreign_keys(tables, keys, notes, declared)
+    links, near_misses = propose_foreign_keys(tables, keys, notes, declared)
     linked = {(t, fk.column) for t, fks in links.items() for fk in fks}
-    near_misses = {(n.table, n.column) for n in notes if n.about == "foreign_key" and n.review}
     built = {}
     for table, frame in tables.items():
         columns = []
