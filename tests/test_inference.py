@@ -11,7 +11,7 @@ import pytest
 from relanon.common.errors import DataError, ParameterError
 from relanon.datasets import hospital
 from relanon.schema.model import load_schema
-from relanon.schema.proposal import propose_schema
+from relanon.schema.proposal import DeclaredKeys, propose_schema
 from relanon.schema.validation import check_database, database_problems
 from relanon.stores.io import read_tables, write_database
 
@@ -320,12 +320,16 @@ def test_a_parent_column_that_is_not_its_tables_key_is_never_linked():
     assert "unique on (yearID, teamID)" in message and "'team_key'" in message
     assert proposal.schema["Batting"].column("teamID").type == "categorical"
     key_note = proposal.notes_for("Teams", "team_key", about="primary_key")[0].message
-    assert "unique on (yearID, teamID), a key of several columns" in key_note
+    assert "unique on (yearID, teamID) together (a key of several columns?" in key_note
 
 
-def test_a_key_that_repeats_values_is_never_a_parent():
-    db = {"codes": pd.DataFrame({"code": ["a", "b", "b"]}), "rows": pd.DataFrame({"label": ["a", "b", "a", "b"]})}
-    assert links_of(propose_schema(db).schema) == {}
+def test_a_declared_key_that_repeats_values_is_never_a_parent_by_values():
+    db = {"codes": pd.DataFrame({"code": ["ab", "bc", "bc"]}),
+          "rows": pd.DataFrame({"row_id": range(4), "label": ["ab", "bc", "ab", "bc"]})}
+    declared = DeclaredKeys(primary_keys={"codes": ("code",), "rows": ("row_id",)})
+    assert links_of(propose_schema(db, declared=declared).schema) == {}
+    db["codes"] = pd.DataFrame({"code": ["ab", "bc", "cd"]})  # the same, unique: linked
+    assert links_of(propose_schema(db, declared=declared).schema) == {("rows", "label"): "codes"}
 
 
 # --------------------------------------------------------------------------- column types

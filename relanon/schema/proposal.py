@@ -9,8 +9,10 @@ choice a person should confirm:
 - primary key: a unique, non-null column named like an id (``id``, ``<table>_id``,
   ``<singular>_id``, ``<singular>Id``, ``id_<singular>``, ``*_key``, ``*_uuid``...), preferring the one
   named after its table;
-- foreign keys: a column named like another table's key whose non-null values are all among that
-  table's key values (a near miss, with orphan values, is reported with their count);
+- foreign keys: a column whose non-null values are all among another table's single-column key
+  values, named like that key or, when named like none, with values unlikely to fall in it by chance
+  (:mod:`relanon.schema.proposal_values`); a near miss, with orphan values, is reported with their
+  count, and a column named after a table whose namesake there is not its key is never linked;
 - column types from the values: floats -> continuous, whole numbers -> integer unless they look
   like codes, 0/1 and yes/no -> boolean, dates (also as text) -> datetime, text -> categorical,
   direct identifiers -> drop with a REVIEW note saying why (names, e-mail addresses, phone numbers,

@@ -89,8 +89,8 @@ def propose_primary_key(table: str, frame: pd.DataFrame, tables, notes: list[Not
         taken = {snake_name(c) for c in frame.columns}  # Lahman's Teams has teamID: team_id would read as it
         missing = next(n for n in names if snake_name(n) not in taken)
         pair = unique_pair(frame)
-        several = (f"; its rows are unique on ({', '.join(pair)}), a key of several columns, which relanon cannot "
-                   "use as it is" if pair else "")
+        several = (f"; its rows are unique on ({', '.join(pair)}) together (a key of several columns? relanon "
+                   "cannot use one)" if pair else "")
         notes.append(
             Note(
                 table,
