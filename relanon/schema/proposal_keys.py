@@ -279,7 +279,8 @@ def _best_parent(child, column, values: pd.Series, tables, keys, notes):
                     child,
                     column,
                     f"{named}, but {len(orphans):,} of {len(present):,} values are not keys of {parent} "
-                    f"(e.g. {format_examples(orphans.unique()[:5])}): not linked; fix or remove the orphans, "
+                    f"({orphans.nunique():,} of {present.nunique():,} distinct, e.g. "
+                    f"{format_examples(orphans.unique()[:5])}): not linked; fix or remove the orphans, "
                     "then declare it under foreign_keys",
                     about="foreign_key",
                     review=True,
