@@ -241,6 +241,18 @@ def test_a_column_named_unlike_the_key_links_by_its_values():
     check_database(load_schema(proposal.to_yaml()), db)
 
 
+def test_the_key_other_tables_values_point_to_is_preferred_to_another_unique_column():
+    rng = np.random.default_rng(4)
+    db = {
+        "airports": pd.DataFrame({"alt": rng.choice(5000, len(AIRPORTS), replace=False), "faa": AIRPORTS}),
+        "flights": pd.DataFrame({"flight_id": range(100), "origin": rng.choice(AIRPORTS[:3], 100)}),
+    }
+    proposal = propose_schema(db)
+    assert proposal.schema["airports"].primary_key == "faa"
+    assert "flights.origin are among its values" in proposal.notes_for("airports", "faa", "primary_key")[0].message
+    assert links_of(proposal.schema) == {("flights", "origin"): "airports"}
+
+
 def test_names_come_before_values():
     db = {
         "airports": pd.DataFrame({"faa": AIRPORTS}),

@@ -41,6 +41,7 @@ from relanon.schema.proposal_rules import (
     Note,
 )
 from relanon.schema.proposal_types import propose_anonymization, propose_individual, propose_type
+from relanon.schema.proposal_values import DistinctValues
 
 __all__ = ["DeclaredKeys", "Note", "Proposal", "propose_schema"]  # DeclaredKeys and Note: see proposal_rules
 
@@ -145,9 +146,10 @@ def propose_schema(database: Mapping[str, pd.DataFrame], name: str | None = None
     tables = _checked_database(database)
     notes: list[Note] = []
     declared = declared if declared is not None else DeclaredKeys()
-    keys = {t: declared_primary_key(t, frame, declared, notes) or propose_primary_key(t, frame, tables, notes)
-            for t, frame in tables.items()}
-    links, near_misses = propose_foreign_keys(tables, keys, notes, declared)
+    distinct_of = DistinctValues(tables)
+    keys = {t: declared_primary_key(t, frame, declared, notes)
+            or propose_primary_key(t, frame, tables, notes, distinct_of) for t, frame in tables.items()}
+    links, near_misses = propose_foreign_keys(tables, keys, notes, declared, distinct_of)
     linked = {(t, fk.column) for t, fks in links.items() for fk in fks}
     built = {}
     for table, frame in tables.items():

@@ -31,9 +31,8 @@ from relanon.schema.proposal_rules import (
 from relanon.schema.proposal_values import (
     NEAR_COVERAGE,
     Containment,
-    Distinct,
+    DistinctValues,
     containment,
-    distinct,
     member,
     near_miss_message,
     orphan_rows,
@@ -59,7 +58,8 @@ def declared_primary_key(table: str, frame: pd.DataFrame, declared: DeclaredKeys
     return None
 
 
-def propose_primary_key(table: str, frame: pd.DataFrame, tables, notes: list[Note]) -> str:
+def propose_primary_key(table: str, frame: pd.DataFrame, tables, notes: list[Note],
+                        distinct_of: DistinctValues | None = None) -> str:
     own = key_names_for(table)
     others = set().union(*(key_names_for(t) for t in tables if t != table))
     ranked = []
@@ -83,6 +83,9 @@ def propose_primary_key(table: str, frame: pd.DataFrame, tables, notes: list[Not
         else:
             rank, why = 5, "text, though not named like an id"
         ranked.append((rank, position, column, why))
+    if ranked and min(ranked)[0] >= 3:  # no column named like an id: do other tables' values point to one?
+        distinct_of = distinct_of or DistinctValues(tables)
+        ranked = [_pointed_to_by_values(table, entry, tables, distinct_of) for entry in ranked]
     if not ranked:
         entity = singular(snake_name(table)) or "row"
         names = (f"{entity}_id", f"{entity}_key", "row_id", "relanon_row_id")
@@ -110,6 +113,29 @@ def propose_primary_key(table: str, frame: pd.DataFrame, tables, notes: list[Not
         message += f"; other candidates: {', '.join(others_found)}"
     notes.append(Note(table, column, message, about="primary_key", review=rank >= 2 or bool(others_found)))
     return column
+
+
+def _pointed_to_by_values(table: str, entry: tuple, tables, distinct_of: DistinctValues) -> tuple:
+    """``entry`` ranked 2 when a column of another table repeats values that are all among its values, and would
+    be linked to it by values (:func:`_value_parent`): airports' ``faa`` rather than a unique altitude."""
+    rank, position, column, why = entry
+    mine = distinct_of(table, column)
+    if mine is None:
+        return entry
+    found = []
+    for other, frame in tables.items():
+        if other == table:
+            continue
+        for name in frame.columns:
+            theirs = distinct_of(other, name)
+            if theirs is None or len(theirs.values) == theirs.rows or len(theirs.values) > len(mine.values):
+                continue  # a child repeats its parents' keys
+            match = containment(name, theirs, table, column, mine)
+            if match is not None and match.plausible and match.orphans.empty:
+                found.append(f"{other}.{name}")
+    if not found:
+        return entry
+    return 2, position, column, f"all the values of {', '.join(found)} are among its values (a link to it?)"
 
 
 def _referenced_by(table: str, column: str, values: pd.Series, tables) -> str:
@@ -158,8 +184,9 @@ def _can_be_key(values: pd.Series) -> bool:
 # --------------------------------------------------------------------------- foreign keys
 
 
-def propose_foreign_keys(tables, keys: dict[str, str], notes: list[Note],
-                         declared: DeclaredKeys) -> tuple[dict[str, list[ForeignKey]], set[tuple[str, str]]]:
+def propose_foreign_keys(tables, keys: dict[str, str], notes: list[Note], declared: DeclaredKeys,
+                         distinct_of: DistinctValues | None = None
+                         ) -> tuple[dict[str, list[ForeignKey]], set[tuple[str, str]]]:
     """Declared links first, then links whose names match and whose values are included, then links
     by values alone, strongest first, skipping any that would close a cycle (relanon needs parents
     before children).
@@ -172,12 +199,7 @@ def propose_foreign_keys(tables, keys: dict[str, str], notes: list[Note],
     held_back = {(n.table, n.column) for n in notes[start:] if n.column is not None}  # declared, left out
     taken = {(entry[3], entry[4]) for entry in found}
     unsure = any(declared.foreign_keys.values())  # guessing beside declared links: a person decides
-    cache: dict[tuple[str, str], Distinct | None] = {}
-
-    def distinct_of(table: str, column: str) -> Distinct | None:
-        if (table, column) not in cache:
-            cache[table, column] = distinct(tables[table][column])
-        return cache[table, column]
+    distinct_of = distinct_of or DistinctValues(tables)
 
     for child, frame in tables.items():
         for position, column in enumerate(frame.columns):

@@ -82,6 +82,19 @@ def distinct(values: pd.Series) -> Distinct | None:
     return Distinct(text, bool(text.str.fullmatch(_DIGITS).all()), len(present))
 
 
+class DistinctValues:
+    """:func:`distinct` of each column of ``tables``, computed once: the key and the link proposals read them."""
+
+    def __init__(self, tables):
+        self._tables = tables
+        self._found: dict[tuple[str, str], Distinct | None] = {}
+
+    def __call__(self, table: str, column: str) -> Distinct | None:
+        if (table, column) not in self._found:
+            self._found[table, column] = distinct(self._tables[table][column])
+        return self._found[table, column]
+
+
 @dataclass(frozen=True)
 class Containment:
     """How many of a column's distinct values are keys of one parent."""
