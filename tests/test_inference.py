@@ -335,6 +335,15 @@ def test_a_parent_column_that_is_not_its_tables_key_is_never_linked():
     assert "unique on (yearID, teamID) together (a key of several columns?" in key_note
 
 
+def test_a_link_by_values_closing_a_cycle_is_left_out_but_its_column_kept():
+    db = {"a": pd.DataFrame({"code": ["ab", "bc", "cd"], "other": ["xy", "yz", "xy"]}),
+          "b": pd.DataFrame({"label": ["xy", "yz", "zz"], "back": ["ab", "ab", "cd"]})}
+    proposal = propose_schema(db)
+    assert links_of(proposal.schema) == {("a", "other"): "b"}
+    assert "close a cycle" in proposal.notes_for("b", "back", about="foreign_key")[0].message
+    assert proposal.schema["b"].column("back").type == "categorical"
+
+
 def test_a_declared_key_that_repeats_values_is_never_a_parent_by_values():
     db = {"codes": pd.DataFrame({"code": ["ab", "bc", "bc"]}),
           "rows": pd.DataFrame({"row_id": range(4), "label": ["ab", "bc", "ab", "bc"]})}

@@ -219,7 +219,7 @@ def propose_foreign_keys(tables, keys: dict[str, str], notes: list[Note], declar
     graph = nx.DiGraph()
     graph.add_nodes_from(tables)
     links: dict[str, list[ForeignKey]] = {t: [] for t in tables}
-    for _, _, _, child, column, parent, why, review in sorted(found):
+    for strength, _, _, child, column, parent, why, review in sorted(found):
         if nx.has_path(graph, child, parent):
             notes.append(
                 Note(
@@ -231,7 +231,8 @@ def propose_foreign_keys(tables, keys: dict[str, str], notes: list[Note], declar
                     review=True,
                 )
             )
-            held_back.add((child, column))
+            if strength < VALUE_STRENGTH:  # named like a key: dropped until declared; values alone: kept
+                held_back.add((child, column))
             continue
         graph.add_edge(parent, child)
         links[child].append(ForeignKey(column, parent, "linear_sum"))
