@@ -11,7 +11,7 @@ import pytest
 from relanon.common.errors import DataError, ParameterError
 from relanon.datasets import hospital
 from relanon.schema.model import load_schema
-from relanon.schema.proposal import propose_schema
+from relanon.schema.proposal import DeclaredKeys, propose_schema
 from relanon.schema.validation import check_database, database_problems
 from relanon.stores.io import read_tables, write_database
 
@@ -173,7 +173,7 @@ def test_a_near_miss_link_reports_its_orphans():
     assert links_of(proposal.schema) == {}
     assert proposal.schema["visits"].column("doctor_id").type == "drop"
     message = proposal.notes_for("visits", "doctor_id", about="foreign_key")[0].message
-    assert "3 of 6 values are not keys of doctors" in message and "99" in message and "98" in message
+    assert "3 of 6 values are not keys of doctors (2 of 5 distinct" in message and "99" in message and "98" in message
     check_database(proposal.schema, db)
 
 
@@ -217,6 +217,140 @@ def test_keys_stored_as_text_in_the_child_still_link():
     proposal = propose_schema(db)
     assert links_of(proposal.schema) == {("visits", "patient_id"): "patients"}
     check_database(proposal.schema, db)
+
+
+
+# --------------------------------------------------------------------------- foreign keys from values
+
+AIRPORTS = [f"{a}{b}{c}" for a, b, c in zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "QWERTYUIOPASDFGHJKLZXCVBNM",
+                                             "ZYXWVUTSRQPONMLKJIHGFEDCBA", strict=True)]  # 26 distinct codes
+
+
+def test_a_column_named_unlike_the_key_links_by_its_values():
+    rng = np.random.default_rng(0)
+    db = {
+        "airports": pd.DataFrame({"faa": AIRPORTS, "alt": rng.integers(0, 9, len(AIRPORTS))}),  # alt repeats
+        "flights": pd.DataFrame({"flight_id": range(200), "origin": rng.choice(AIRPORTS[:3], 200),
+                                 "delay": rng.normal(size=200)}),
+    }
+    proposal = propose_schema(db)
+    assert links_of(proposal.schema) == {("flights", "origin"): "airports"}
+    note = proposal.notes_for("flights", "origin", about="foreign_key")[0]
+    assert note.review and "all 3 distinct values are keys of airports.faa" in note.message
+    assert "names differ" in note.message
+    check_database(load_schema(proposal.to_yaml()), db)
+
+
+def test_the_key_other_tables_values_point_to_is_preferred_to_another_unique_column():
+    rng = np.random.default_rng(4)
+    db = {
+        "airports": pd.DataFrame({"alt": rng.choice(5000, len(AIRPORTS), replace=False), "faa": AIRPORTS}),
+        "flights": pd.DataFrame({"flight_id": range(100), "origin": rng.choice(AIRPORTS[:3], 100)}),
+    }
+    proposal = propose_schema(db)
+    assert proposal.schema["airports"].primary_key == "faa"
+    assert "flights.origin are among its values" in proposal.notes_for("airports", "faa", "primary_key")[0].message
+    assert links_of(proposal.schema) == {("flights", "origin"): "airports"}
+
+
+def test_names_come_before_values():
+    db = {
+        "airports": pd.DataFrame({"faa": AIRPORTS}),
+        "hubs": pd.DataFrame({"code": AIRPORTS[:10]}),
+        "flights": pd.DataFrame({"code": [AIRPORTS[0], AIRPORTS[1], AIRPORTS[0]], "delay": [1.0, 2.0, 3.0]}),
+    }
+    assert links_of(propose_schema(db).schema) == {("flights", "code"): "hubs"}
+
+
+def test_a_near_miss_by_values_is_noted_with_its_orphans_and_kept_as_a_column():
+    rng = np.random.default_rng(1)
+    dest = np.concatenate([rng.choice(AIRPORTS[:21], 500), AIRPORTS[:21], ["SJU"] * 7])
+    db = {"airports": pd.DataFrame({"faa": AIRPORTS}),
+          "flights": pd.DataFrame({"flight_id": range(len(dest)), "dest": dest})}
+    proposal = propose_schema(db)
+    assert links_of(proposal.schema) == {}
+    assert proposal.schema["flights"].column("dest").type == "categorical"  # released, not dropped
+    message = proposal.notes_for("flights", "dest", about="foreign_key")[0].message
+    assert "21 of its 22 distinct values are keys of airports.faa" in message
+    assert "7 of 528 rows" in message and "'SJU'" in message
+    assert "{column: dest, references: airports}" in message
+    check_database(load_schema(proposal.to_yaml()), db)
+
+
+def test_a_column_mostly_outside_every_key_is_neither_linked_nor_noted():
+    db = {"airports": pd.DataFrame({"faa": AIRPORTS}),
+          "flights": pd.DataFrame({"dest": AIRPORTS[:10] + [f"X{i:02d}" for i in range(10)]})}
+    proposal = propose_schema(db)
+    assert links_of(proposal.schema) == {}
+    assert proposal.notes_for("flights", "dest", about="foreign_key") == []
+
+
+def test_a_count_column_is_not_linked_to_a_small_whole_number_key():
+    rng = np.random.default_rng(2)
+    db = {
+        "doctors": pd.DataFrame({"doctor_id": range(1, 51), "age": rng.integers(30, 65, 50)}),
+        "visits": pd.DataFrame({
+            "visit_id": range(300),
+            "n_prescriptions": rng.integers(1, 6, 300),
+            "length_of_stay": rng.integers(1, 31, 300),
+            "doctor_count": rng.integers(1, 4, 300),  # named after doctors, but a count
+        }),
+    }
+    proposal = propose_schema(db)
+    assert links_of(proposal.schema) == {}
+    assert not [n for n in proposal.notes if n.about == "foreign_key"]
+
+
+def test_whole_numbers_link_by_name_when_the_key_is_dense_and_by_values_when_it_is_sparse():
+    rng = np.random.default_rng(3)
+    accounts = rng.choice(np.arange(10**6, 10**7), 40, replace=False)
+    db = {
+        "doctors": pd.DataFrame({"doctor_id": range(1, 51), "age": rng.integers(30, 65, 50)}),
+        "accounts": pd.DataFrame({"iban": accounts, "opened": rng.integers(1990, 2020, 40)}),
+        "visits": pd.DataFrame({
+            "visit_id": range(300),
+            "referring_doctor": rng.integers(1, 51, 300),
+            "billed_to": rng.choice(accounts, 300).astype(str),  # whole numbers stored as text
+        }),
+    }
+    proposal = propose_schema(db)
+    assert links_of(proposal.schema) == {("visits", "referring_doctor"): "doctors", ("visits", "billed_to"): "accounts"}
+    assert "names relate" in proposal.notes_for("visits", "referring_doctor", about="foreign_key")[0].message
+    check_database(load_schema(proposal.to_yaml()), db)
+
+
+def test_a_parent_column_that_is_not_its_tables_key_is_never_linked():
+    teams = pd.DataFrame({"yearID": [2000, 2000, 2001, 2001], "teamID": ["BOS", "NYA", "BOS", "NYA"],
+                          "W": [85, 87, 85, 95]})
+    batting = pd.DataFrame({"playerID": ["a", "b", "c", "a"], "yearID": [2000, 2000, 2001, 2001],
+                            "teamID": ["BOS", "NYA", "NYA", "BOS"], "H": [100, 120, 90, 140]})
+    proposal = propose_schema({"Teams": teams, "Batting": batting})
+    assert links_of(proposal.schema) == {}
+    assert proposal.schema["Teams"].primary_key == "team_key"  # not team_id, which would read as teamID
+    message = proposal.notes_for("Batting", "teamID", about="foreign_key")[0].message
+    assert "named after Teams, whose teamID is not its key" in message
+    assert "unique on (yearID, teamID)" in message and "'team_key'" in message
+    assert proposal.schema["Batting"].column("teamID").type == "categorical"
+    key_note = proposal.notes_for("Teams", "team_key", about="primary_key")[0].message
+    assert "unique on (yearID, teamID) together (a key of several columns?" in key_note
+
+
+def test_a_link_by_values_closing_a_cycle_is_left_out_but_its_column_kept():
+    db = {"a": pd.DataFrame({"code": ["ab", "bc", "cd"], "other": ["xy", "yz", "xy"]}),
+          "b": pd.DataFrame({"label": ["xy", "yz", "zz"], "back": ["ab", "ab", "cd"]})}
+    proposal = propose_schema(db)
+    assert links_of(proposal.schema) == {("a", "other"): "b"}
+    assert "close a cycle" in proposal.notes_for("b", "back", about="foreign_key")[0].message
+    assert proposal.schema["b"].column("back").type == "categorical"
+
+
+def test_a_declared_key_that_repeats_values_is_never_a_parent_by_values():
+    db = {"codes": pd.DataFrame({"code": ["ab", "bc", "bc"]}),
+          "rows": pd.DataFrame({"row_id": range(4), "label": ["ab", "bc", "ab", "bc"]})}
+    declared = DeclaredKeys(primary_keys={"codes": ("code",), "rows": ("row_id",)})
+    assert links_of(propose_schema(db, declared=declared).schema) == {}
+    db["codes"] = pd.DataFrame({"code": ["ab", "bc", "cd"]})  # the same, unique: linked
+    assert links_of(propose_schema(db, declared=declared).schema) == {("rows", "label"): "codes"}
 
 
 # --------------------------------------------------------------------------- column types

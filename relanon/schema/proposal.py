@@ -9,8 +9,10 @@ choice a person should confirm:
 - primary key: a unique, non-null column named like an id (``id``, ``<table>_id``,
   ``<singular>_id``, ``<singular>Id``, ``id_<singular>``, ``*_key``, ``*_uuid``...), preferring the one
   named after its table;
-- foreign keys: a column named like another table's key whose non-null values are all among that
-  table's key values (a near miss, with orphan values, is reported with their count);
+- foreign keys: a column whose non-null values are all among another table's single-column key
+  values, named like that key or, when named like none, with values unlikely to fall in it by chance
+  (:mod:`relanon.schema.proposal_values`); a near miss, with orphan values, is reported with their
+  count, and a column named after a table whose namesake there is not its key is never linked;
 - column types from the values: floats -> continuous, whole numbers -> integer unless they look
   like codes, 0/1 and yes/no -> boolean, dates (also as text) -> datetime, text -> categorical,
   direct identifiers -> drop with a REVIEW note saying why (names, e-mail addresses, phone numbers,
@@ -39,6 +41,7 @@ from relanon.schema.proposal_rules import (
     Note,
 )
 from relanon.schema.proposal_types import propose_anonymization, propose_individual, propose_type
+from relanon.schema.proposal_values import DistinctValues
 
 __all__ = ["DeclaredKeys", "Note", "Proposal", "propose_schema"]  # DeclaredKeys and Note: see proposal_rules
 
@@ -143,11 +146,11 @@ def propose_schema(database: Mapping[str, pd.DataFrame], name: str | None = None
     tables = _checked_database(database)
     notes: list[Note] = []
     declared = declared if declared is not None else DeclaredKeys()
-    keys = {t: declared_primary_key(t, frame, declared, notes) or propose_primary_key(t, frame, tables, notes)
-            for t, frame in tables.items()}
-    links = propose_foreign_keys(tables, keys, notes, declared)
+    distinct_of = DistinctValues(tables)
+    keys = {t: declared_primary_key(t, frame, declared, notes)
+            or propose_primary_key(t, frame, tables, notes, distinct_of) for t, frame in tables.items()}
+    links, near_misses = propose_foreign_keys(tables, keys, notes, declared, distinct_of)
     linked = {(t, fk.column) for t, fks in links.items() for fk in fks}
-    near_misses = {(n.table, n.column) for n in notes if n.about == "foreign_key" and n.review}
     built = {}
     for table, frame in tables.items():
         columns = []

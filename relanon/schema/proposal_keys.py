@@ -2,7 +2,11 @@
 
 Keys the database declares come first (:class:`~relanon.schema.proposal_rules.DeclaredKeys`);
 otherwise a unique, non-null column named like an id is the primary key, and a column named like
-another table's key whose values are all among that table's keys a foreign key.
+another table's key whose values are all among that table's keys a foreign key. A column whose
+name matches no key is linked by its values (:mod:`relanon.schema.proposal_values`): all of them
+among a parent's single-column key, with a guard against accidental matches. A column named after
+a table whose namesake there is not its key (Lahman's ``teamID``: a team is a ``yearID`` and a
+``teamID``) is never linked: a note says why and how to add a key.
 """
 
 from __future__ import annotations
@@ -24,6 +28,20 @@ from relanon.schema.proposal_rules import (
     singular,
     snake_name,
 )
+from relanon.schema.proposal_values import (
+    NEAR_COVERAGE,
+    Containment,
+    DistinctValues,
+    containment,
+    member,
+    near_miss_message,
+    orphan_rows,
+)
+
+PAIR_SEARCH_ROWS = 50_000
+"""Tables with more rows are not searched for a key of two columns (a note's detail, not worth the time)."""
+PAIR_SEARCH_LIMIT = 60
+"""At most this many pairs of columns are tried."""
 
 # --------------------------------------------------------------------------- primary keys
 
@@ -40,7 +58,8 @@ def declared_primary_key(table: str, frame: pd.DataFrame, declared: DeclaredKeys
     return None
 
 
-def propose_primary_key(table: str, frame: pd.DataFrame, tables, notes: list[Note]) -> str:
+def propose_primary_key(table: str, frame: pd.DataFrame, tables, notes: list[Note],
+                        distinct_of: DistinctValues | None = None) -> str:
     own = key_names_for(table)
     others = set().union(*(key_names_for(t) for t in tables if t != table))
     ranked = []
@@ -64,16 +83,23 @@ def propose_primary_key(table: str, frame: pd.DataFrame, tables, notes: list[Not
         else:
             rank, why = 5, "text, though not named like an id"
         ranked.append((rank, position, column, why))
+    if ranked and min(ranked)[0] >= 3:  # no column named like an id: do other tables' values point to one?
+        distinct_of = distinct_of or DistinctValues(tables)
+        ranked = [_pointed_to_by_values(table, entry, tables, distinct_of) for entry in ranked]
     if not ranked:
         entity = singular(snake_name(table)) or "row"
         names = (f"{entity}_id", f"{entity}_key", "row_id", "relanon_row_id")
-        missing = next(n for n in names if n not in frame.columns)
+        taken = {snake_name(c) for c in frame.columns}  # Lahman's Teams has teamID: team_id would read as it
+        missing = next(n for n in names if snake_name(n) not in taken)
+        pair = unique_pair(frame)
+        several = (f"; its rows are unique on ({', '.join(pair)}) together (a key of several columns? relanon "
+                   "cannot use one)" if pair else "")
         notes.append(
             Note(
                 table,
                 missing,
-                f"no unique, never-missing column named like an id: add a column {missing!r} numbering the "
-                "rows (1, 2, 3...) to the data, or name the real key here",
+                f"no unique, never-missing column named like an id{several}: add a column {missing!r} numbering "
+                "the rows (1, 2, 3...) to the data, or name the real key here",
                 about="primary_key",
                 review=True,
             )
@@ -87,6 +113,29 @@ def propose_primary_key(table: str, frame: pd.DataFrame, tables, notes: list[Not
         message += f"; other candidates: {', '.join(others_found)}"
     notes.append(Note(table, column, message, about="primary_key", review=rank >= 2 or bool(others_found)))
     return column
+
+
+def _pointed_to_by_values(table: str, entry: tuple, tables, distinct_of: DistinctValues) -> tuple:
+    """``entry`` ranked 2 when a column of another table repeats values that are all among its values, and would
+    be linked to it by values (:func:`_value_parent`): airports' ``faa`` rather than a unique altitude."""
+    rank, position, column, why = entry
+    mine = distinct_of(table, column)
+    if mine is None:
+        return entry
+    found = []
+    for other, frame in tables.items():
+        if other == table:
+            continue
+        for name in frame.columns:
+            theirs = distinct_of(other, name)
+            if theirs is None or len(theirs.values) == theirs.rows or len(theirs.values) > len(mine.values):
+                continue  # a child repeats its parents' keys
+            match = containment(name, theirs, table, column, mine)
+            if match is not None and match.plausible and match.orphans.empty:
+                found.append(f"{other}.{name}")
+    if not found:
+        return entry
+    return 2, position, column, f"all the values of {', '.join(found)} are among its values (a link to it?)"
 
 
 def _referenced_by(table: str, column: str, values: pd.Series, tables) -> str:
@@ -109,6 +158,20 @@ def _referenced_by(table: str, column: str, values: pd.Series, tables) -> str:
     return ", ".join(found)
 
 
+def unique_pair(frame: pd.DataFrame, among: str | None = None) -> tuple[str, str] | None:
+    """The first two never-missing, non-fractional columns (one of them ``among`` when given) whose values
+    together are unique on every row; None when none is found among the first pairs tried."""
+    if len(frame) > PAIR_SEARCH_ROWS or len(frame) < 2:
+        return None
+    usable = [c for c in frame.columns
+              if not pd.api.types.is_float_dtype(frame[c].dtype) and bool(frame[c].notna().all())]
+    pairs = [(a, b) for i, a in enumerate(usable) for b in usable[i + 1:] if among is None or among in (a, b)]
+    for pair in pairs[:PAIR_SEARCH_LIMIT]:
+        if frame[list(pair)].nunique().min() > 1 and not frame.duplicated(list(pair)).any():
+            return pair
+    return None
+
+
 def _can_be_key(values: pd.Series) -> bool:
     dtype = values.dtype
     if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_float_dtype(dtype):
@@ -121,25 +184,42 @@ def _can_be_key(values: pd.Series) -> bool:
 # --------------------------------------------------------------------------- foreign keys
 
 
-def propose_foreign_keys(tables, keys: dict[str, str], notes: list[Note],
-                          declared: DeclaredKeys) -> dict[str, list[ForeignKey]]:
-    """Declared links first, then links whose names match and whose values are included, strongest
-    first, skipping any that would close a cycle (relanon needs parents before children)."""
+def propose_foreign_keys(tables, keys: dict[str, str], notes: list[Note], declared: DeclaredKeys,
+                         distinct_of: DistinctValues | None = None
+                         ) -> tuple[dict[str, list[ForeignKey]], set[tuple[str, str]]]:
+    """Declared links first, then links whose names match and whose values are included, then links
+    by values alone, strongest first, skipping any that would close a cycle (relanon needs parents
+    before children).
+
+    Returns the links of each table, and the ``(table, column)`` left out though named like a key
+    (orphan values, a cycle): they are dropped until the user declares them.
+    """
+    start = len(notes)
     found = _declared_links(tables, keys, notes, declared)
+    held_back = {(n.table, n.column) for n in notes[start:] if n.column is not None}  # declared, left out
     taken = {(entry[3], entry[4]) for entry in found}
     unsure = any(declared.foreign_keys.values())  # guessing beside declared links: a person decides
+    distinct_of = distinct_of or DistinctValues(tables)
+
     for child, frame in tables.items():
         for position, column in enumerate(frame.columns):
             if column == keys[child] or (child, column) in taken:
                 continue
-            match = _best_parent(child, column, frame[column], tables, keys, notes)
+            match, named = _best_parent(child, column, frame[column], tables, keys, notes)
+            if named and match is None:
+                held_back.add((child, column))
+            if not named:  # names come first: values only speak for a column no parent's key is named like
+                match = _value_parent(child, column, tables, keys, notes, distinct_of)
+                if match is None:
+                    _namesake_not_key(child, column, tables, keys, notes, distinct_of)
             if match is not None:
                 why = f"{match[2]}; not declared as a foreign key in the database" if unsure else match[2]
-                found.append((match[0], list(tables).index(child), position, child, column, match[1], why, unsure))
+                review = unsure or match[0] >= VALUE_STRENGTH
+                found.append((match[0], list(tables).index(child), position, child, column, match[1], why, review))
     graph = nx.DiGraph()
     graph.add_nodes_from(tables)
     links: dict[str, list[ForeignKey]] = {t: [] for t in tables}
-    for _, _, _, child, column, parent, why, review in sorted(found):
+    for strength, _, _, child, column, parent, why, review in sorted(found):
         if nx.has_path(graph, child, parent):
             notes.append(
                 Note(
@@ -151,12 +231,14 @@ def propose_foreign_keys(tables, keys: dict[str, str], notes: list[Note],
                     review=True,
                 )
             )
+            if strength < VALUE_STRENGTH:  # named like a key: dropped until declared; values alone: kept
+                held_back.add((child, column))
             continue
         graph.add_edge(parent, child)
         links[child].append(ForeignKey(column, parent, "linear_sum"))
         notes.append(Note(child, column, why, about="foreign_key", review=review))
     order = {t: {c: i for i, c in enumerate(tables[t].columns)} for t in tables}
-    return {t: sorted(fks, key=lambda fk: order[t][fk.column]) for t, fks in links.items()}
+    return {t: sorted(fks, key=lambda fk: order[t][fk.column]) for t, fks in links.items()}, held_back
 
 
 def _declared_links(tables, keys: dict[str, str], notes: list[Note], declared: DeclaredKeys) -> list[tuple]:
@@ -185,7 +267,8 @@ def _declared_links(tables, keys: dict[str, str], notes: list[Note], declared: D
 
 
 def _best_parent(child, column, values: pd.Series, tables, keys, notes):
-    """(strength, parent, why) of the parent this column refers to, or None; near misses noted."""
+    """(strength, parent, why) of the parent this column refers to, or None; near misses noted. Second: whether
+    the column is named like a parent's key at all."""
     snake = snake_name(column)
     candidates = []
     for parent, frame in tables.items():
@@ -219,21 +302,100 @@ def _best_parent(child, column, values: pd.Series, tables, keys, notes):
                     child,
                     column,
                     f"{named}, but {len(orphans):,} of {len(present):,} values are not keys of {parent} "
-                    f"(e.g. {format_examples(orphans.unique()[:5])}): not linked; fix or remove the orphans, "
+                    f"({orphans.nunique():,} of {present.nunique():,} distinct, e.g. "
+                    f"{format_examples(orphans.unique()[:5])}): not linked; fix or remove the orphans, "
                     "then declare it under foreign_keys",
                     about="foreign_key",
                     review=True,
                 )
             )
-    return matches[0] if matches else None
+    return (matches[0] if matches else None), bool(candidates)
+
+
+VALUE_STRENGTH = 3
+"""Links found by values rank after those found by names (strengths 0 to 2), and are marked for review."""
+
+
+def _value_parent(child, column, tables, keys, notes, distinct_of):
+    """(strength, parent, why) of the parent whose key holds all of this column's values, or None; a near miss
+    (at least :data:`~relanon.schema.proposal_values.NEAR_COVERAGE` of them) is noted."""
+    mine = distinct_of(child, column)
+    if mine is None:
+        return None
+    matches: list[tuple[Containment, int]] = []
+    for parent, frame in tables.items():
+        key = keys[parent]
+        if parent == child or key not in frame.columns:
+            continue
+        theirs = distinct_of(parent, key)
+        # a key: unique and never missing (a declared key may be neither in the data)
+        if theirs is None or not len(theirs.values) == theirs.rows == len(frame):
+            continue
+        if len(mine.values) * NEAR_COVERAGE > len(theirs.values):
+            continue
+        match = containment(column, mine, parent, key, theirs)
+        if match is not None and match.plausible and match.share >= NEAR_COVERAGE:
+            matches.append((match, len(theirs.values)))
+    # the parent whose names relate, then the smallest key set: the most specific list of codes
+    matches.sort(key=lambda m: (not m[0].orphans.empty, not m[0].named, -m[0].share, m[1]))
+    if not matches:
+        return None
+    best = matches[0][0]
+    if not best.orphans.empty:
+        rows = orphan_rows(tables[child][column], best.orphans)
+        notes.append(Note(child, column, near_miss_message(column, mine, best, rows), "foreign_key", review=True))
+        return None
+    others = [f"{m.parent}.{m.key}" for m, _ in matches[1:] if m.orphans.empty]
+    why = (f"all {len(mine.values):,} distinct values are keys of {best.parent}.{best.key}"
+           + (" and the names relate" if best.named else ", though the names differ: check that it refers to "
+              f"{best.parent}")
+           + (f"; also all keys of {', '.join(others)}" if others else ""))
+    return VALUE_STRENGTH + (not best.named), best.parent, why
+
+
+def _namesake_not_key(child, column, tables, keys, notes, distinct_of) -> None:
+    """Note a column named after another table whose column of that name is not the table's key (repeated or
+    missing values): relanon links only to a single-column key, so it is not linked."""
+    snake = snake_name(column)
+    if snake in ID_WORDS:
+        return
+    for parent, frame in tables.items():
+        if parent == child or snake not in key_names_for(parent):
+            continue
+        for name in frame.columns:
+            if name == keys[parent] or snake_name(name) != snake:
+                continue
+            mine, theirs = distinct_of(child, column), distinct_of(parent, name)
+            match = containment(column, mine, parent, name, theirs) if mine and theirs else None
+            if match is None or match.share < NEAR_COVERAGE:
+                continue
+            problem = (f"{len(frame):,} rows, {len(theirs.values):,} distinct {name}" if theirs.rows == len(frame)
+                       else f"{len(frame) - theirs.rows:,} of its {len(frame):,} rows have no {name}")
+            pair = unique_pair(frame, among=name)
+            several = f"; {parent} rows are unique on ({', '.join(pair)})" if pair else ""
+            key = keys[parent] if keys[parent] in frame.columns else f"a column {keys[parent]!r} numbering its rows"
+            notes.append(Note(
+                child, column,
+                f"named after {parent}, whose {name} is not its key ({problem}{several}): not linked, since relanon "
+                f"links only to a single-column key, unique and never missing. To link {child} to {parent}, give "
+                f"{parent} a key ({key}), add to {child} the key of each row's {parent} row, and declare that "
+                f"column under foreign_keys; {column} stays a column of {child}",
+                "foreign_key", review=True))
+            return
 
 
 def _orphans(values: pd.Series, keys: pd.Series) -> pd.Series:
-    """Values not among ``keys``; numbers and text compared as text when their kinds differ."""
+    """Values not among ``keys``; numbers and text compared as text when their kinds differ. Compared once per
+    distinct value: the rows holding an orphan are looked up only when there is one."""
     values, keys = _comparable(values), _comparable(keys)
+    unique = pd.Series(pd.unique(values))
+    compared = unique
     if pd.api.types.is_numeric_dtype(values.dtype) != pd.api.types.is_numeric_dtype(keys.dtype):
-        values, keys = values.astype(str).str.strip(), keys.astype(str).str.strip()
-    return values[~values.isin(keys.unique())]
+        compared, keys = unique.astype(str).str.strip(), keys.astype(str).str.strip()
+    missing = unique[~member(compared, keys).to_numpy()]
+    if missing.empty:
+        return values.iloc[:0]
+    return values[values.isin(missing)]
 
 
 def _comparable(values: pd.Series) -> pd.Series:
