@@ -9,14 +9,16 @@ the release, and every (child column, parent column) pair is compared between th
   distance ``sum_cells |p - q| / 2`` over the cells of the two columns' bins (categories as they
   are, numbers on bins fixed on the original: :func:`relanon.common.link_binning.bin_codes`), a missing value a bin of its own.
 
-The link's score is the mean over its pairs (1 = every relation kept). A pair with a column that
-holds one and the same value (or bin) in both joins has no relation to keep: its joint table is the
-other column's distribution beside a constant, whose changes are the tables' own (their Hellinger
-distances), not the link's. Such a pair is *not applicable* and left out; a link with no other pair
-(a parent table of one row: every child joins the only parent) has no score and no target. A child that keeps its own
+The link's score is the mean over its pairs (1 = every relation kept). A child that keeps its own
 distribution but lands on a parent it does not fit (a yearly record after its person stopped
 working) lowers the contingency and correlation of the pairs that tie them; the children-per-parent
 distribution does not see it.
+
+A pair with a column that holds one and the same value (or bin) in both joins has no relation to
+keep: its joint table is the other column's distribution beside a constant, whose changes are the
+tables' own (their Hellinger distances), not the link's. Such a pair is *not applicable* and left
+out; a link with no other pair (a parent table of one row: every child joins the only parent) has
+no score and no target.
 
 The *noise floor* is the score that two random halves of the original give each other, the parents
 split in two with their children (the seeded splits of :mod:`relanon.metrics.noise_floor`, averaged): the score a perfect release could

@@ -166,15 +166,15 @@ def _closest_original_distances(original_coords, avatar_coords, rows) -> tuple[n
 def distance_to_closest(original_coords, avatar_coords, *, rows=None) -> Metric:
     """Median over avatars of the distance to the closest original (DCR).
 
-    Parameters
-    ----------
-    rows : array of int, optional
-        Avatar positions to evaluate (default: all).
-
     A distance of 0 is an avatar on an original record's values. Where several originals share
     those values (duplicated records), it singles none of them out: ``breakdown`` counts the
     avatars on an original (``avatars_on_an_original``) and, of them, those on values two or more
     originals hold (``avatars_on_shared_values``); the closest distances ratio scores them 1.
+
+    Parameters
+    ----------
+    rows : array of int, optional
+        Avatar positions to evaluate (default: all).
 
     Examples
     --------
