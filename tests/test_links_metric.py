@@ -64,12 +64,61 @@ def test_total_variation_counts_every_cell_of_both_sides():
     assert total_variation(np.array([0, 1]), np.array([0, 1]), np.array([0, 1]), np.array([1, 0])) == 1.0
 
 
-def test_pair_similarities_fall_back_to_contingency_for_a_constant_column():
+def test_pair_similarities_fall_back_to_contingency_for_a_column_constant_in_the_original_only():
     child = pd.DataFrame({"y": [1.0, 1.0, 1.0, 1.0]})
     parent = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0]})
-    pairs, measures = pair_similarities(child, parent, child, parent,
+    released = pd.DataFrame({"y": [1.0, 1.0, 1.0, 2.0]})  # 2 falls in the bin of values the original never holds
+    pairs, measures = pair_similarities(child, parent, released, parent,
                                         {("child", "y"): "continuous", ("parent", "x"): "continuous"})
-    assert measures == {"y ~ x": "contingency"} and pairs == {"y ~ x": 1.0}
+    # the fourth cell moves from (1, 3) to (other, 3): TVD 0.25
+    assert measures == {"y ~ x": "contingency"} and pairs == {"y ~ x": 0.75}
+
+
+def _one_parent(children_y):
+    return {
+        "parents": pd.DataFrame({"pid": [1], "x": [5.0], "g": ["a"]}),
+        "children": pd.DataFrame({"cid": range(1, 6), "pid": [1] * 5, "y": children_y}),
+    }
+
+
+def test_a_single_parent_has_no_relation_to_keep():
+    # before: each pair's joint table was y's own distribution beside a constant, so the link scored
+    # 1 - TVD(y) = 1 - (.2 + .2 + .2 + .2) / 2 = 0.600 and was flagged under 0.85, for a change of the
+    # children's own values (which their Hellinger distance measures)
+    original, released = _one_parent([0, 1, 2, 3, 4]), _one_parent([0, 0, 1, 1, 2])
+    metric = link_fidelity(SCHEMA, original, released, all_links(SCHEMA)[0])
+    assert metric.breakdown["pairs"] == {}
+    assert metric.breakdown["not_applicable"] == ["y ~ x", "y ~ g"]
+    assert np.isnan(metric.value) and metric.target is None and metric.passed is None
+
+
+def test_a_parent_column_constant_on_both_sides_is_left_out_of_the_mean():
+    original, released = database([1, 1, 2, 2]), database([1, 2, 1, 2])
+    for db in (original, released):
+        db["parents"]["g"] = "a"  # zero variance: every parent in the same group
+    metric = link_fidelity(SCHEMA, original, released, all_links(SCHEMA)[0], n_splits=0)
+    # y ~ x as in the hand-computed case (0.5); y ~ g scored 1.0 before and lifted the link to 0.75
+    assert metric.breakdown["pairs"] == {"y ~ x": 0.5}
+    assert metric.breakdown["not_applicable"] == ["y ~ g"]
+    assert metric.value == pytest.approx(0.5)
+
+
+def test_children_all_on_one_parent_are_scored_when_the_release_moves_them():
+    parents = pd.DataFrame({"pid": [1, 2, 3], "x": [0.0, 1.0, 2.0], "g": ["a", "b", "c"]})
+
+    def db(links):
+        return {"parents": parents, "children": pd.DataFrame({"cid": [1, 2, 3, 4], "pid": links, "y": [0, 0, 1, 1]})}
+
+    link = all_links(SCHEMA)[0]
+    kept = link_fidelity(SCHEMA, db([1, 1, 1, 1]), db([1, 1, 1, 1]), link, n_splits=0)
+    assert np.isnan(kept.value) and kept.breakdown["not_applicable"] == ["y ~ x", "y ~ g"]
+    # all on another parent: still one value per column, but not the same one: every cell moves (TVD 1)
+    moved = link_fidelity(SCHEMA, db([1, 1, 1, 1]), db([2, 2, 2, 2]), link, n_splits=0)
+    assert moved.breakdown["pairs"] == {"y ~ x": 0.0, "y ~ g": 0.0} and moved.passed is False
+    spread = link_fidelity(SCHEMA, db([1, 1, 1, 1]), db([1, 2, 1, 2]), link, n_splits=0)
+    # original joint: (0, p1) .5, (1, p1) .5; released: (0, p1), (0, p2), (1, p1), (1, p2) .25 each: TVD 0.5
+    assert spread.breakdown["pairs"] == {"y ~ x": 0.5, "y ~ g": 0.5}
+    assert spread.value == pytest.approx(0.5)
 
 
 def test_a_score_under_its_target_passes_within_its_noise_floor():

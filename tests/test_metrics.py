@@ -46,6 +46,35 @@ def test_hidden_rate_and_local_cloaking_by_hand():
     assert hidden_rate(ORIGINALS, AVATARS, PAIRING, rows=[0, 3]).value == 100.0
 
 
+def test_equally_close_avatars_find_an_original_with_probability_one_over_their_number():
+    # o0, o1 and o2 at 0, o3 at 5; avatars a0 = 0 (of o0), a1 = 0 (of o1), a2 = 1 (of o2), a3 = 5 (of o3)
+    # o0: own avatar at 0, a1 too: 2 tied, found with probability 1/2, 1/2 ranked before it on average
+    # o1: the same; o2: a0 and a1 strictly closer (hidden, 2 before); o3: alone on its avatar (found, 0)
+    originals, avatars, pairing = [[0.0], [0.0], [0.0], [5.0]], [[0.0], [0.0], [1.0], [5.0]], [0, 1, 2, 3]
+    hidden = hidden_rate(originals, avatars, pairing)
+    assert hidden.value == 100.0 * (0.5 + 0.5 + 1.0 + 0.0) / 4  # 50.0; 25.0 when a tie counted as found
+    assert hidden.breakdown["records_tied"] == 2
+    assert local_cloaking(originals, avatars, pairing).value == 0.5  # median of 0.5, 0.5, 2, 0; was 0
+    assert closer_avatar_counts(originals, avatars, pairing).tolist() == [0, 0, 2, 0]
+
+
+def test_repeated_records_are_not_all_found():
+    # 1,000 records that are 20 distinct tuples repeated 50 times, released as they are (shuffled):
+    # each original has 50 equally close avatars, its own among them: found with probability 1/50
+    tuples = pd.DataFrame({"a": list("abcdefghij") * 2, "b": ["x"] * 10 + ["y"] * 10, "n": np.arange(20) % 7})
+    original = tuples.iloc[np.repeat(np.arange(20), 50)].reset_index(drop=True)
+    pairing = np.random.default_rng(0).permutation(len(original))
+    columns = {"a": "categorical", "b": "categorical", "n": "integer"}
+    metrics = {m.name: m for m in privacy(original, original.iloc[pairing].reset_index(drop=True), columns,
+                                          pairing=pairing)}
+    assert metrics["hidden_rate"].value == pytest.approx(98.0)  # was 0.0
+    assert metrics["local_cloaking"].value == 24.5  # 49 equally close others, half ranked before: was 0
+    assert metrics["distance_to_closest"].value == 0.0
+    assert metrics["distance_to_closest"].breakdown["avatars_on_shared_values"] == 1000
+    assert metrics["closest_distances_ratio"].value == 1.0
+    assert metrics["row_direct_match_protection"].value == 0.0  # the copy is still seen as a copy
+
+
 def test_distance_to_closest_and_closest_distances_ratio_by_hand():
     # nearest originals: a0 -> 0 (0.4), then 1 (0.6); a1 -> 2 (3), then 1 (4);
     #                    a2 -> 10 (1), then 2 (7); a3 -> 2 (0.2), then 1 (0.8)

@@ -25,6 +25,7 @@ from relanon.present.charts import INSTALL_HINT, MAX_COLUMNS, _columns_shown, _s
 from relanon.present.report import render_html, write_report
 from relanon.present.sections import privacy_sentences
 from relanon.schema.graph import all_links
+from relanon.schema.model import load_schema
 
 VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
 DATA_URI = re.compile(r"data:image/png;base64,[A-Za-z0-9+/=]+")
@@ -419,3 +420,26 @@ def test_wide_table_draws_at_most_max_columns_and_names_the_others():
     evaluation = evaluate(schema, {"wide": original}, {"wide": released}, progress=False)
     text = _parse(render_html(evaluation)).text
     assert "2 more columns, closer to the original, not drawn: x11, x12." in text
+
+
+@pytest.mark.parametrize("method", ["keep", "avatar"])
+def test_only_a_projected_table_warns_about_its_axes(method, caplog, recwarn):
+    # eight rows, every combination of three balanced two-valued columns once: the three axes share one
+    # eigenvalue, so two axes end inside the group and the fit warns about ncp
+    combos = [(a, b, c) for a in "pq" for b in "rs" for c in "tu"]
+    lookup = pd.DataFrame({"lid": range(8), "a": [x[0] for x in combos], "b": [x[1] for x in combos],
+                           "c": [x[2] for x in combos]})
+    schema = load_schema({"relanon": 1, "tables": {"lookup": {
+        "primary_key": "lid", "columns": {"a": "categorical", "b": "categorical", "c": "categorical"},
+        "anonymize": {"method": method, **({"k": 2} if method == "avatar" else {})}}}})
+    released = {"lookup": lookup.iloc[::-1].reset_index(drop=True)}  # the same rows, another order
+    evaluation = evaluate(schema, {"lookup": lookup}, released, progress=False)
+    caplog.clear()
+    html = render_html(evaluation)
+    axes_warnings = [r for r in caplog.records if r.levelname == "WARNING" and "ncp" in r.getMessage()]
+    assert not [w for w in recwarn if "ncp" in str(w.message)]
+    if method == "keep":  # copied, not projected: no warning, and a sentence instead of the picture
+        assert axes_warnings == []
+        assert "not projected: no factor-space picture" in html
+    else:
+        assert axes_warnings and "lookup" in axes_warnings[0].getMessage()

@@ -130,22 +130,60 @@ def cross_neighbours(reference, queries, k: int, *, distances: bool = True, dtyp
     return _LocalTree(reference).query(queries, k, distances=distances, dtype=dtype)
 
 
+def tie_tolerance(*coords) -> float:
+    """The absolute distance under which two points count as one place: 1e-9 of the largest coordinate (at least 1e-9).
+
+    Duplicated records are coded to the same coordinates up to the last bits of the arithmetic:
+    their distance is a tie, not a ranking.
+
+    Examples
+    --------
+    >>> tie_tolerance([[0.0, 3.0]], [[-4.0, 1.0]])
+    4e-09
+    """
+    largest = max((float(np.abs(np.asarray(c, dtype=np.float64)).max(initial=0.0)) for c in coords), default=0.0)
+    return _RELATIVE_TIE * max(1.0, largest)
+
+
+def count_closer_and_tied(reference, queries, distances) -> tuple[np.ndarray, np.ndarray]:
+    """For each query, the reference points strictly closer than ``distances[i]``, and those at that distance.
+
+    Two distances count as equal (a tie) when they differ by less than a relative 1e-9 plus the
+    :func:`tie_tolerance` of the points; the tied count includes any point at exactly
+    ``distances[i]`` (a query's own match, when ``distances`` are measured to one of the points).
+
+    Examples
+    --------
+    >>> closer, tied = count_closer_and_tied([[0.0], [1.0], [1.0], [2.0]], [[0.0]], [1.0])
+    >>> closer.tolist(), tied.tolist()
+    ([1], [2])
+    """
+    reference = _points(reference, "reference coordinates")
+    queries = _points(queries, "query coordinates")
+    distances = np.asarray(distances, dtype=np.float64)
+    slack = _RELATIVE_TIE * distances + tie_tolerance(reference, queries)
+    closer = np.zeros(len(queries), dtype=np.int64)
+    tied = np.zeros(len(queries), dtype=np.int64)
+    if len(queries) == 0 or len(reference) == 0:
+        return closer, tied
+    tree = _LocalTree(reference)
+    inner = distances - slack
+    positive = inner > 0
+    if positive.any():
+        closer[positive] = tree.count_within(queries[positive], inner[positive])
+    tied = tree.count_within(queries, distances + slack) - closer
+    return closer, tied
+
+
 def count_strictly_closer(reference, queries, distances) -> np.ndarray:
     """For each query, the number of reference points strictly closer to it than ``distances[i]``.
 
-    Distances equal up to a relative 1e-9 count as ties, not as closer.
+    Distances equal up to a relative 1e-9 (plus the :func:`tie_tolerance` of the points) count as
+    ties, not as closer.
 
     Examples
     --------
     >>> count_strictly_closer([[0.0], [1.0], [2.0]], [[0.0]], [2.0]).tolist()
     [2]
     """
-    reference = _points(reference, "reference coordinates")
-    queries = _points(queries, "query coordinates")
-    distances = np.asarray(distances, dtype=np.float64)
-    counts = np.zeros(len(queries), dtype=np.int64)
-    positive = distances > 0
-    if positive.any():
-        radii = distances[positive] * (1 - _RELATIVE_TIE)
-        counts[positive] = _LocalTree(reference).count_within(queries[positive], radii)
-    return counts
+    return count_closer_and_tied(reference, queries, distances)[0]

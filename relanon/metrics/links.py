@@ -14,6 +14,12 @@ distribution but lands on a parent it does not fit (a yearly record after its pe
 working) lowers the contingency and correlation of the pairs that tie them; the children-per-parent
 distribution does not see it.
 
+A pair with a column that holds one and the same value (or bin) in both joins has no relation to
+keep: its joint table is the other column's distribution beside a constant, whose changes are the
+tables' own (their Hellinger distances), not the link's. Such a pair is *not applicable* and left
+out; a link with no other pair (a parent table of one row: every child joins the only parent) has
+no score and no target.
+
 The *noise floor* is the score that two random halves of the original give each other, the parents
 split in two with their children (the seeded splits of :mod:`relanon.metrics.noise_floor`, averaged): the score a perfect release could
 not beat at this size. A link passes when its score is above the target or at least its floor.
@@ -37,11 +43,13 @@ from relanon.schema.graph import Link
 from relanon.schema.model import Schema
 
 LINK_FIDELITY_TARGET = 0.85
+NOT_APPLICABLE = "not applicable"
 
 DESCRIPTION = (
     "Mean over every (child column, parent column) pair, after joining each child to its parent, of "
     "the correlation similarity (two numeric columns) or contingency similarity (1 - total variation "
-    "distance of the joint table): 1 = children agree with their parents as in the original."
+    "distance of the joint table): 1 = children agree with their parents as in the original. A pair with a column "
+    "that holds one and the same value on both sides (a single parent) has no relation to keep and is left out."
 )
 
 
@@ -87,10 +95,12 @@ def link_fidelity(schema: Schema, original, anonymized, link: Link, *, columns=N
     pairs, measures = pair_similarities(o_child, o_parent, a_child, a_parent, types)
     value = float(np.mean(list(pairs.values()))) if pairs else float("nan")
     floor = halves_noise_floor(o_child, o_parent, o_groups, types, n_splits, random_state) if pairs else float("nan")
-    # no column on one side (a parent whose columns are all dropped): nothing to compare, nothing to fail
+    # no column on one side (a parent whose columns are all dropped), or every pair with a constant column
+    # (a single parent): nothing to compare, nothing to fail
     return Metric(
         "link_fidelity", value, LINK_FIDELITY_TARGET if pairs else None, HIGHER, DESCRIPTION,
         {"pairs": pairs, "measures": measures, "noise_floor": floor,
+         "not_applicable": [name for name, measure in measures.items() if measure == NOT_APPLICABLE],
          "link": f"{link.child}.{link.column} -> {link.parent}"},
         floor=floor, margin=0.0,
     )
@@ -113,7 +123,8 @@ def pair_similarities(original_child, original_parent, released_child, released_
 
     ``types`` maps ``("child", column)`` and ``("parent", column)`` to schema types. Returns
     ``(pairs, measures)``: ``"child ~ parent"`` -> similarity, and -> ``"correlation"`` or
-    ``"contingency"``.
+    ``"contingency"``. A pair with a column that holds one and the same value (or bin) in both
+    joins is not scored: its measure is ``"not applicable"`` and it has no similarity.
 
     Examples
     --------
@@ -121,15 +132,25 @@ def pair_similarities(original_child, original_parent, released_child, released_
     >>> rc = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0]}); rp = pd.DataFrame({"g": ["a", "b", "a", "b"]})
     >>> pair_similarities(oc, op, rc, rp, {("child", "x"): "continuous", ("parent", "g"): "categorical"})
     ({'x ~ g': 0.5}, {'x ~ g': 'contingency'})
+
+    A single parent: every child joins it, there is no relation to keep.
+
+    >>> one = pd.DataFrame({"g": ["a"] * 4})
+    >>> pair_similarities(oc, one, rc.iloc[::-1], one, {("child", "x"): "continuous", ("parent", "g"): "categorical"})
+    ({}, {'x ~ g': 'not applicable'})
     """
     pairs, measures = {}, {}
     codes = {}
     for side, o_frame, r_frame in (("child", original_child, released_child), ("parent", original_parent, released_parent)):
         for column in o_frame.columns:
             codes[(side, column)] = bin_codes(o_frame[column], r_frame[column], types[(side, column)])
+    single = {key: np.unique(np.concatenate([o, r])).size <= 1 for key, (o, r) in codes.items()}
     for c in original_child.columns:
         for p in original_parent.columns:
             name = f"{c} ~ {p}"
+            if single[("child", c)] or single[("parent", p)]:
+                measures[name] = NOT_APPLICABLE
+                continue
             kinds = types[("child", c)], types[("parent", p)]
             similarity = float("nan")
             if all(k in NUMERIC_KINDS for k in kinds):

@@ -17,7 +17,7 @@ import pandas as pd
 from relanon.common.errors import ParameterError
 from relanon.engine.columns import CATEGORICAL_KINDS, check_columns_present, column_types, numeric_values
 from relanon.engine.factor_space import FactorSpace
-from relanon.engine.neighbours import count_strictly_closer, cross_neighbours
+from relanon.engine.neighbours import count_closer_and_tied, cross_neighbours, tie_tolerance
 from relanon.metrics.base import HIGHER, TARGETS, Metric
 
 DEFAULT_SAMPLE_SIZE = 10_000
@@ -78,69 +78,98 @@ def closer_avatar_counts(original_coords, avatar_coords, pairing, *, rows=None) 
     >>> closer_avatar_counts([[0.0], [10.0]], [[1.0], [9.5]], pairing=[1, 0]).tolist()
     [1, 1]
     """
+    return _closer_and_tied(original_coords, avatar_coords, pairing, rows)[0]
+
+
+def _closer_and_tied(original_coords, avatar_coords, pairing, rows) -> tuple[np.ndarray, np.ndarray]:
+    """Avatars strictly closer to each original than its own, and avatars as close as its own (itself included)."""
     original_coords = np.asarray(original_coords, dtype=np.float64)
     avatar_coords = np.asarray(avatar_coords, dtype=np.float64)
     rows = _rows(rows, len(original_coords))
     own = avatar_coords[_avatar_of(pairing, len(original_coords), len(avatar_coords))[rows]]
     queries = original_coords[rows]
     distances = np.sqrt(((queries - own) ** 2).sum(axis=1))
-    return count_strictly_closer(avatar_coords, queries, distances)
+    closer, tied = count_closer_and_tied(avatar_coords, queries, distances)
+    return closer, np.maximum(tied, 1)  # its own avatar ties with itself, whatever the last bits say
 
 
 def hidden_rate(original_coords, avatar_coords, pairing, *, rows=None) -> Metric:
     """Share (%) of originals whose nearest avatar is not their own avatar.
 
-    An original is *not* hidden when no avatar is strictly closer to it than its own (a tie
-    counts as found). The identity release scores 0.
+    An attacker links each original to its closest avatar, breaking ties at random. An original
+    is found when no avatar is strictly closer to it than its own and, if ``t`` avatars (its own
+    included) are equally close, with probability ``1 / t``: the metric is the expected share of
+    wrong links. On distinct records ``t`` is 1 and the identity release scores 0; where ``m``
+    originals share the same values, their copies are ``m`` equally close avatars and each is
+    found with probability ``1 / m``.
 
     Examples
     --------
     >>> hidden_rate([[0.0], [10.0]], [[1.0], [9.5]], pairing=[1, 0]).value
     100.0
+
+    Two originals at the same place, each avatar on it: the attacker picks the right one half the time.
+
+    >>> hidden_rate([[0.0], [0.0]], [[0.0], [0.0]], pairing=[1, 0]).value
+    50.0
     """
-    return _hidden_rate(closer_avatar_counts(original_coords, avatar_coords, pairing, rows=rows))
+    return _hidden_rate(*_closer_and_tied(original_coords, avatar_coords, pairing, rows))
 
 
 def local_cloaking(original_coords, avatar_coords, pairing, *, rows=None) -> Metric:
-    """Median number of avatars closer to an original than its own avatar.
+    """Median number of avatars ranked before an original's own avatar by its distance to them.
+
+    Avatars strictly closer count in full; of the ``t - 1`` others as close as its own avatar, an
+    attacker breaking ties at random ranks half before it on average: ``closer + (t - 1) / 2``.
 
     Examples
     --------
     >>> local_cloaking([[0.0], [10.0]], [[1.0], [9.5]], pairing=[1, 0]).value
     1.0
+    >>> local_cloaking([[0.0]] * 3, [[0.0]] * 3, pairing=[1, 2, 0]).value
+    1.0
     """
-    return _local_cloaking(closer_avatar_counts(original_coords, avatar_coords, pairing, rows=rows))
+    return _local_cloaking(*_closer_and_tied(original_coords, avatar_coords, pairing, rows))
 
 
-def _hidden_rate(counts: np.ndarray) -> Metric:
-    value = float(100.0 * np.mean(counts > 0)) if len(counts) else float("nan")
+def _hidden_rate(closer: np.ndarray, tied: np.ndarray) -> Metric:
+    found = np.where(closer == 0, 1.0 / tied, 0.0)
+    value = float(100.0 * np.mean(1.0 - found)) if len(closer) else float("nan")
     return Metric(
         "hidden_rate", value, TARGETS["hidden_rate"], HIGHER,
         "Share of original records whose closest avatar is not their own: an attacker linking each "
-        "record to its closest avatar is wrong this often.",
-        {"records": int(len(counts))},
+        "record to its closest avatar (equally close ones drawn at random) is wrong this often.",
+        {"records": int(len(closer)), "records_tied": int(np.sum((closer == 0) & (tied > 1)))},
     )
 
 
-def _local_cloaking(counts: np.ndarray) -> Metric:
-    value = float(np.median(counts)) if len(counts) else float("nan")
+def _local_cloaking(closer: np.ndarray, tied: np.ndarray) -> Metric:
+    ranked_before = closer + (tied - 1) / 2
+    value = float(np.median(ranked_before)) if len(closer) else float("nan")
     return Metric(
         "local_cloaking", value, TARGETS["local_cloaking"], HIGHER,
-        "Median number of avatars closer to an original record than its own avatar: the crowd each "
-        "record hides in.",
-        {"records": int(len(counts)), "records_with_no_closer_avatar": int(np.sum(counts == 0))},
+        "Median number of avatars closer to an original record than its own avatar (half of those as "
+        "close): the crowd each record hides in.",
+        {"records": int(len(closer)), "records_with_no_closer_avatar": int(np.sum(closer == 0))},
     )
 
 
-def _closest_original_distances(original_coords, avatar_coords, rows) -> np.ndarray:
+def _closest_original_distances(original_coords, avatar_coords, rows) -> tuple[np.ndarray, float]:
+    """Each avatar's distances to its two closest originals, and the distance under which they are a tie."""
     original_coords = np.asarray(original_coords, dtype=np.float64)
     avatar_coords = np.asarray(avatar_coords, dtype=np.float64)
     queries = avatar_coords[_rows(rows, len(avatar_coords))]
-    return cross_neighbours(original_coords, queries, min(2, len(original_coords))).distances
+    distances = cross_neighbours(original_coords, queries, min(2, len(original_coords))).distances
+    return distances, tie_tolerance(original_coords, queries)
 
 
 def distance_to_closest(original_coords, avatar_coords, *, rows=None) -> Metric:
     """Median over avatars of the distance to the closest original (DCR).
+
+    A distance of 0 is an avatar on an original record's values. Where several originals share
+    those values (duplicated records), it singles none of them out: ``breakdown`` counts the
+    avatars on an original (``avatars_on_an_original``) and, of them, those on values two or more
+    originals hold (``avatars_on_shared_values``); the closest distances ratio scores them 1.
 
     Parameters
     ----------
@@ -151,42 +180,48 @@ def distance_to_closest(original_coords, avatar_coords, *, rows=None) -> Metric:
     --------
     >>> distance_to_closest([[0.0], [4.0]], [[1.0], [4.0], [7.0]]).value
     1.0
+    >>> distance_to_closest([[0.0], [0.0], [4.0]], [[0.0], [4.0], [0.0]]).breakdown
+    {'avatars': 3, 'avatars_on_an_original': 3, 'avatars_on_shared_values': 2}
     """
-    distances = _closest_original_distances(original_coords, avatar_coords, rows)
-    return _distance_to_closest(distances[:, 0])
+    return _distance_to_closest(*_closest_original_distances(original_coords, avatar_coords, rows))
 
 
 def closest_distances_ratio(original_coords, avatar_coords, *, rows=None) -> Metric:
     """Median over avatars of d1 / d2, the distances to the two closest originals (NNDR).
 
     A ratio near 0 means the avatar points at one original; 0 / 0 (two identical originals at
-    the avatar's place) counts as 1, since the avatar singles out neither.
+    the avatar's place, up to the last bits of the arithmetic) counts as 1, since the avatar
+    singles out neither.
 
     Examples
     --------
     >>> closest_distances_ratio([[0.0], [4.0]], [[1.0], [2.0], [4.0]]).value
     0.3333333333333333
     """
-    distances = _closest_original_distances(original_coords, avatar_coords, rows)
+    distances, tolerance = _closest_original_distances(original_coords, avatar_coords, rows)
     if distances.shape[1] < 2:
         raise ParameterError("the closest distances ratio needs at least two original records")
-    return _closest_distances_ratio(distances)
+    return _closest_distances_ratio(distances, tolerance)
 
 
-def _distance_to_closest(nearest: np.ndarray) -> Metric:
+def _distance_to_closest(distances: np.ndarray, tolerance: float) -> Metric:
+    nearest = distances[:, 0]
+    on_original = nearest <= tolerance
+    shared = on_original & (distances[:, -1] <= tolerance) if distances.shape[1] > 1 else np.zeros_like(on_original)
     return Metric(
         "distance_to_closest", float(np.median(nearest)) if len(nearest) else float("nan"),
         TARGETS["distance_to_closest"], HIGHER,
         "Median distance from an avatar to the closest original record, in the factor space of the "
-        "originals: 0 means avatars sit on real records.",
-        {"avatars": int(len(nearest))},
+        "originals: 0 means avatars sit on real records (on values one record holds, or several share).",
+        {"avatars": int(len(nearest)), "avatars_on_an_original": int(on_original.sum()),
+         "avatars_on_shared_values": int(shared.sum())},
     )
 
 
-def _closest_distances_ratio(distances: np.ndarray) -> Metric:
+def _closest_distances_ratio(distances: np.ndarray, tolerance: float) -> Metric:
     d1, d2 = distances[:, 0], distances[:, 1]
     with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = np.where(d2 > 0, d1 / d2, 1.0)
+        ratio = np.where(d2 > tolerance, d1 / d2, 1.0)
     return Metric(
         "closest_distances_ratio", float(np.median(ratio)) if len(ratio) else float("nan"),
         TARGETS["closest_distances_ratio"], HIGHER,
@@ -437,12 +472,12 @@ def privacy(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, pairing=N
     avatar_rows = _sample(len(avatars), sample_size, rng)
     metrics = []
     if pairing is not None:
-        counts = closer_avatar_counts(original_coords, avatar_coords, pairing, rows=original_rows)
-        metrics += [_hidden_rate(counts), _local_cloaking(counts)]
-    distances = _closest_original_distances(original_coords, avatar_coords, avatar_rows)
-    metrics.append(_distance_to_closest(distances[:, 0]))
+        closer, tied = _closer_and_tied(original_coords, avatar_coords, pairing, original_rows)
+        metrics += [_hidden_rate(closer, tied), _local_cloaking(closer, tied)]
+    distances, tolerance = _closest_original_distances(original_coords, avatar_coords, avatar_rows)
+    metrics.append(_distance_to_closest(distances, tolerance))
     if distances.shape[1] == 2:
-        metrics.append(_closest_distances_ratio(distances))
+        metrics.append(_closest_distances_ratio(distances, tolerance))
     metrics.append(row_direct_match_protection(original, avatars, types))
     metrics.append(column_direct_match_protection(original, avatars, types))
     if known or sensitive:

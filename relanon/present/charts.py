@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.errors import ParameterError, RelanonError
+from relanon.common.options import Method
 from relanon.engine.columns import NUMERIC_KINDS, numeric_values
 from relanon.engine.factor_space import FactorSpace
 from relanon.metrics.scenarios import children_per_parent
@@ -69,8 +70,9 @@ def pictures(evaluation, table: str) -> dict:
 
     Keys: ``"distributions"`` (each column, original vs anonymized, on the metrics' bins),
     ``"correlations"`` (numeric columns, when there are two or more), ``"factor space"`` (originals
-    and avatars on the first two axes, when the table has two), and ``"children per parent"`` for
-    each link whose child is ``table`` (``"children per parent: visits.patient_id -> patients"``).
+    and avatars on the first two axes, when the table has two and is projected: not for
+    ``method: keep``, whose rows are copied), and ``"children per parent"`` for each link whose
+    child is ``table`` (``"children per parent: visits.patient_id -> patients"``).
     The figures are drawn as in the report, with matplotlib's default style.
     """
     matplotlib = _matplotlib()
@@ -361,6 +363,10 @@ def _factor_picture(original: pd.DataFrame, released: pd.DataFrame, types: dict,
 
 def _factor_figure(original: pd.DataFrame, released: pd.DataFrame, types: dict, table):
     """The scatter of originals and avatars on the first two axes, or why there is none (a sentence)."""
+    if table.anonymize.method == Method.KEEP:
+        # copied, never projected: the two clouds would coincide, and fitting two axes on a reference table
+        # only to draw them warned about an ncp the table does not have
+        return f"{table.name} is released as it is (method keep), not projected: no factor-space picture."
     weights = {c.name: c.weight for c in table.released_columns if c.name in types}
     try:
         space = FactorSpace(types, n_components=2, weights=weights, random_state=PICTURE_SEED, name=table.name)
