@@ -109,6 +109,10 @@ def test_relation_on_few_rows_or_all_but_one_row_or_of_constants_is_no_rule():
     table = timed_table(40)
     assert not [r for r in find_rules(table, TYPES) if isinstance(r, LinearRule)]  # 40 rows: too few
     table = timed_table()
+    table["hhmm"] = table["hhmm"].astype("Int64")
+    table.loc[30:, "hhmm"] = pd.NA  # 600 rows, but the relation is seen on 30 only
+    assert not [r for r in find_rules(table, TYPES) if r.target == "hhmm"]
+    table = timed_table()
     table.loc[17, "hhmm"] += 1  # one row breaks it
     assert not [r for r in find_rules(table, TYPES) if r.target == "hhmm"]
     constant = pd.DataFrame({"a": np.full(200, 3), "b": np.full(200, 4), "c": np.full(200, 7)})
