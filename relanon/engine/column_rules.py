@@ -553,25 +553,62 @@ def _derived_column(rule: LinearRule, distinct: dict, order: list, targets: set)
     return max(options, key=lambda option: option[0])[1]
 
 
+def _candidate_sources(target: str, others: list[str], values: dict, screen: np.ndarray):
+    """The one or two source columns worth a least-squares fit for ``target``, singles first: on the screened
+    rows where every column is present, those whose closed-form least-squares coefficients (normal equations,
+    every pair at once) are near whole numbers; every combination when too few rows are complete."""
+    matrix = np.column_stack([values[c][screen] for c in (target, *others)])
+    complete = ~np.isnan(matrix).any(axis=1)
+    if complete.sum() < MIN_ROWS:
+        yield from ((c,) for c in others)
+        yield from combinations(others, 2)
+        return
+    x = matrix[complete]
+    gram = x.T @ x
+    t = gram[0, 1:]
+    diagonal = np.diag(gram)[1:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        single = t / diagonal
+        for i in np.flatnonzero(_near_whole(single)):
+            yield (others[i],)
+        first, second = np.triu_indices(len(others), k=1)
+        aa, bb, ab = diagonal[first], diagonal[second], gram[1 + first, 1 + second]
+        det = aa * bb - ab * ab
+        alpha = (bb * t[first] - ab * t[second]) / det
+        beta = (aa * t[second] - ab * t[first]) / det
+        usable = np.abs(det) > 1e-12 * aa * bb
+    for i in np.flatnonzero(usable & _near_whole(alpha) & _near_whole(beta)):
+        yield (others[first[i]], others[second[i]])
+
+
+def _near_whole(values: np.ndarray) -> np.ndarray:
+    """Non-zero, within the coefficient cap, and near a whole number (the exact check comes after)."""
+    rounded = np.rint(values)
+    with np.errstate(invalid="ignore"):
+        return (np.isfinite(values) & (rounded != 0) & (np.abs(rounded) <= MAX_COEFFICIENT)
+                & (np.abs(values - rounded) <= 1e-3))
+
+
 def _fitted(target: str, others: list[str], values: dict, screen: np.ndarray) -> LinearRule | None:
+    """The first linear rule giving ``target`` from one or two of ``others``: least squares on the screened rows,
+    coefficients rounded, checked exactly there and then on every row."""
     y_all = values[target]
     y = y_all[screen]
-    for size in (1, 2):
-        for sources in combinations(others, size):
-            x = np.column_stack([values[c][screen] for c in sources])
-            rows = ~np.isnan(y) & ~np.isnan(x).any(axis=1)
-            if rows.sum() < min(MIN_ROWS, len(screen)):
-                continue
-            solution = np.linalg.lstsq(x[rows], y[rows], rcond=None)[0]
-            coefficients = np.rint(solution)
-            if np.any(coefficients == 0) or np.any(np.abs(coefficients) > MAX_COEFFICIENT):
-                continue
-            if not _equal(y[rows], x[rows] @ coefficients).all():
-                continue
-            full = np.column_stack([values[c] for c in sources])
-            rows = ~np.isnan(y_all) & ~np.isnan(full).any(axis=1)
-            if rows.sum() < MIN_ROWS or any(_distinct(v[rows]) < MIN_DISTINCT for v in (y_all, *full.T)):
-                continue
-            if _equal(y_all[rows], full[rows] @ coefficients).all():
-                return LinearRule(target, sources, tuple(int(c) for c in coefficients))
+    for sources in _candidate_sources(target, others, values, screen):
+        x = np.column_stack([values[c][screen] for c in sources])
+        rows = ~np.isnan(y) & ~np.isnan(x).any(axis=1)
+        if rows.sum() < min(MIN_ROWS, len(screen)):
+            continue
+        solution = np.linalg.lstsq(x[rows], y[rows], rcond=None)[0]
+        coefficients = np.rint(solution)
+        if np.any(coefficients == 0) or np.any(np.abs(coefficients) > MAX_COEFFICIENT):
+            continue
+        if not _equal(y[rows], x[rows] @ coefficients).all():
+            continue
+        full = np.column_stack([values[c] for c in sources])
+        rows = ~np.isnan(y_all) & ~np.isnan(full).any(axis=1)
+        if rows.sum() < MIN_ROWS or any(_distinct(v[rows]) < MIN_DISTINCT for v in (y_all, *full.T)):
+            continue
+        if _equal(y_all[rows], full[rows] @ coefficients).all():
+            return LinearRule(target, sources, tuple(int(c) for c in coefficients))
     return None
