@@ -18,8 +18,10 @@ import pandas as pd
 from relanon.distributed.read import ROW
 from relanon.distributed.work import folder, read_parts, write
 from relanon.engine.avatar import avatarize
+from relanon.engine.column_rules import obey_rules
 from relanon.engine.private_values import parent_codes
 from relanon.multitable.batched import KeyShape, batch_keys
+from relanon.multitable.pipeline import table_rules
 from relanon.schema.model import Table
 from relanon.stores.partitioned import write_part
 
@@ -63,7 +65,7 @@ def _avatarize(job: BatchJob, path, directory, batch: int, offset: int, rng, key
     frame = read_parts([path])
     n = len(frame)
     enriched = frame[list(job.types)]
-    ncp = None
+    ncp, rules = None, ()
     if n == 0 or not job.types:
         pairing = rng.permutation(n)
         avatars = enriched.iloc[pairing].reset_index(drop=True)
@@ -73,6 +75,9 @@ def _avatarize(job: BatchJob, path, directory, batch: int, offset: int, rng, key
                            sensitive=list(job.sensitive), groups=job_groups(job, frame), value_counts=job.value_counts,
                            extremes=job.extremes, **job.small_groups)
         avatars, pairing, ncp = result.avatars.reset_index(drop=True), np.asarray(result.pairing), result.ncp
+        # the rules the batch's original rows obey (found per batch: the whole table is never in one place)
+        rules = table_rules(table, frame, job.types)
+        avatars = obey_rules(avatars, rules)
     source_keys = frame[table.primary_key].to_numpy()[pairing]
     out = avatars.copy()
     out[table.primary_key] = batch_keys(job.keys, job.key_dtype, offset, source_keys, job.n_total, key_rng).to_numpy()
@@ -82,7 +87,7 @@ def _avatarize(job: BatchJob, path, directory, batch: int, offset: int, rng, key
     for fk in job.source_fks:
         out[SOURCE_FK + fk] = frame[fk].take(pairing).reset_index(drop=True)
     write(out, directory, batch)
-    return {"rows": n, "ncp": ncp}
+    return {"rows": n, "ncp": ncp, "rules": [str(rule) for rule in rules]}
 
 
 def job_groups(job: BatchJob, frame: pd.DataFrame):

@@ -64,6 +64,7 @@ class NoteRelease:
     method: str
     frame: range
     k: int | None
+    column_rules: tuple = ()  # found per batch on the workers: said in the progress lines, not in the notes
 
 
 @dataclass
@@ -188,6 +189,9 @@ def _avatar_table(client, schema, name, tables, released, work, generators, repo
         done = batches_out.avatarize_batches(client, job, work, offsets, avatar_rngs, key_rngs)
         ncp = next((d["ncp"] for d in done if d["ncp"] is not None), None)
         step.detail = f"k={k}, {len(spec.types)} columns" if k is not None else "nothing to avatarize"
+        rules = list(dict.fromkeys(rule for d in done for rule in d.get("rules", ())))
+        if rules:
+            step.detail += f"; rules between columns obeyed: {'; '.join(rules)}"
     return Released(name, "avatar", source.rows, sizes, spec.types, spec.weights, spec.internal, k, ncp, statistics)
 
 

@@ -29,6 +29,7 @@ import pandas as pd
 from relanon.common.errors import DataError, ParameterError, Problem
 from relanon.common.progress import as_progress
 from relanon.engine.avatar import avatarize
+from relanon.engine.column_rules import find_rules, obey_rules
 from relanon.engine.columns import NUMERIC_KINDS, numeric_values
 from relanon.engine.deassociate import anatomize, bucketize
 from relanon.engine.private_values import parent_codes
@@ -103,6 +104,11 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
         if anchored(schema, releases[name]):
             with report.step(f"{name}: anchor on linked parents") as step:
                 step.detail = f"{anchor_on_parents(schema, name, releases, rng_anchor):,} rows re-drawn"
+        if releases[name].column_rules:
+            # after the links and the anchoring, which re-draw rows: every released row obeys the rules
+            with report.step(f"{name}: rules between columns") as step:
+                obey(releases[name])
+                step.detail = "; ".join(map(str, releases[name].column_rules))
     sensitive = sensitive_choices(schema, link_reports)
     for message in sensitive:
         warnings.warn(message, SensitiveChoiceWarning, stacklevel=2)
@@ -438,6 +444,7 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
             ncp = getattr(result, "ncp", table.anonymize.ncp)
             step.detail = f"k={k}, {len(enriched.columns)} columns"
     avatars = avatars.reset_index(drop=True)
+    rules = table_rules(table, frame, types) if k is not None else ()
     released = pd.DataFrame(index=pd.RangeIndex(n))
     source_keys = frame[table.primary_key].to_numpy()[pairing]
     output = set(table.output_columns)
@@ -450,8 +457,29 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
             released[column] = avatars[column]
     return TableRelease(
         table.name, "avatar", released, pairing, enriched_original=enriched, enriched_avatars=avatars,
-        enriched_types=types, enriched_weights=weights, k=k, ncp=ncp, internal_names=internal,
+        enriched_types=types, enriched_weights=weights, k=k, ncp=ncp, internal_names=internal, column_rules=rules,
     )
+
+
+def table_rules(table: Table, frame: pd.DataFrame, types) -> tuple:
+    """The rules between the table's own released columns that its original rows obey
+    (:func:`relanon.engine.column_rules.find_rules`), none when the schema sets ``column_rules: false``."""
+    if not table.anonymize.column_rules:
+        return ()
+    own = {c.name: c.type for c in table.released_columns if c.name in types and c.name in frame.columns}
+    return find_rules(frame[list(own)], own)
+
+
+def obey(release: TableRelease) -> None:
+    """Recompute, in place, the derived columns of a released table and of its enriched avatars (which the
+    metrics read) from their released sources."""
+    repaired = obey_rules(release.frame, release.column_rules)
+    for rule in release.column_rules:
+        release.frame[rule.target] = repaired[rule.target]
+    if release.enriched_avatars is not None:
+        repaired = obey_rules(release.enriched_avatars, release.column_rules)
+        for rule in release.column_rules:
+            release.enriched_avatars[rule.target] = repaired[rule.target]
 
 
 # --------------------------------------------------------------------------- anchoring

@@ -37,6 +37,8 @@ def release_notes(result) -> dict:
         entry = {"method": release.method, "rows": len(release.frame)}
         if release.k is not None:
             entry["k"] = release.k
+        if release.column_rules:
+            entry["column_rules"] = [str(rule) for rule in release.column_rules]
         tables[name] = entry
     return {
         "relanon": __version__,

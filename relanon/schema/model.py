@@ -90,6 +90,9 @@ class Anonymization:
     # avatar: fewest records that must hold an avatar's tuple of categorical values, and each pair of them
     # (None: relanon.engine.small_groups.COMBINATION_HOLDERS, 2)
     combination_min_count: int | None = None
+    # avatar: find the columns that are exact functions of others and recompute them in the release
+    # (relanon.engine.column_rules)
+    column_rules: bool = True
 
     @property
     def k_or_default(self) -> int | None:
@@ -227,6 +230,8 @@ def _anonymization_to_dict(a: Anonymization) -> dict:
         out["allow_suppression"] = True
     if not a.protect_sensitive:
         out["protect_sensitive"] = False
+    if not a.column_rules:
+        out["column_rules"] = False
     return out
 
 
@@ -364,6 +369,7 @@ def _build_anonymization(spec) -> Anonymization:
         allow_suppression=bool(spec.get("allow_suppression", False)),
         protect_sensitive=spec.get("protect_sensitive") is not False,
         combination_min_count=integer("combination_min_count"),
+        column_rules=spec.get("column_rules") is not False,
     )
 
 

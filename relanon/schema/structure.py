@@ -134,7 +134,7 @@ def _method_problems(table: Table) -> list[Problem]:
     if a.method not in METHODS:
         return problems  # already reported by the JSON Schema
     allowed = {
-        "avatar": {"k", "ncp", "protect_sensitive", "combination_min_count"},
+        "avatar": {"k", "ncp", "protect_sensitive", "combination_min_count", "column_rules"},
         "keep": set(),
         "anatomize": {"sensitive", "l", "allow_suppression"},
         "bucketize": {"sensitive", "k"},
@@ -149,6 +149,7 @@ def _method_problems(table: Table) -> list[Problem]:
             ("allow_suppression", a.allow_suppression or None),
             ("protect_sensitive", None if a.protect_sensitive else False),
             ("combination_min_count", a.combination_min_count),
+            ("column_rules", None if a.column_rules else False),
         )
         if value is not None
     }
