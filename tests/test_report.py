@@ -422,7 +422,12 @@ def test_wide_table_draws_at_most_max_columns_and_names_the_others():
     assert "2 more columns, closer to the original, not drawn: x11, x12." in text
 
 
-@pytest.mark.parametrize("method", ["keep", "avatar"])
+ANONYMIZE = {"keep": {}, "avatar": {"k": 2}, "anatomize": {"sensitive": "c", "l": 2},
+             "bucketize": {"sensitive": ["c"], "k": 2}}
+QUASI_IDENTIFIERS = {"bucketize": {"quasi_identifiers": ["a", "b"]}}
+
+
+@pytest.mark.parametrize("method", list(ANONYMIZE))
 def test_only_a_projected_table_warns_about_its_axes(method, caplog, recwarn):
     # eight rows, every combination of three balanced two-valued columns once: the three axes share one
     # eigenvalue, so two axes end inside the group and the fit warns about ncp
@@ -431,15 +436,15 @@ def test_only_a_projected_table_warns_about_its_axes(method, caplog, recwarn):
                            "c": [x[2] for x in combos]})
     schema = load_schema({"relanon": 1, "tables": {"lookup": {
         "primary_key": "lid", "columns": {"a": "categorical", "b": "categorical", "c": "categorical"},
-        "anonymize": {"method": method, **({"k": 2} if method == "avatar" else {})}}}})
+        **QUASI_IDENTIFIERS.get(method, {}), "anonymize": {"method": method, **ANONYMIZE[method]}}}})
     released = {"lookup": lookup.iloc[::-1].reset_index(drop=True)}  # the same rows, another order
     evaluation = evaluate(schema, {"lookup": lookup}, released, progress=False)
     caplog.clear()
     html = render_html(evaluation)
     axes_warnings = [r for r in caplog.records if r.levelname == "WARNING" and "ncp" in r.getMessage()]
     assert not [w for w in recwarn if "ncp" in str(w.message)]
-    if method == "keep":  # copied, not projected: no warning, and a sentence instead of the picture
+    if method != "avatar":  # real records, not projected: no warning, and a sentence instead of the picture
         assert axes_warnings == []
-        assert "not projected: no factor-space picture" in html
+        assert f"(method {method}), not projected: no factor-space picture" in html
     else:
         assert axes_warnings and "lookup" in axes_warnings[0].getMessage()

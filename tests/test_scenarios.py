@@ -195,3 +195,54 @@ def test_the_demo_evaluation_names_every_table():
     assert list(evaluation.signal_matrix.index) == list(schema.tables)
     assert len(evaluation.relations) == 4 and (evaluation.relations["referential_integrity"] == 100).all()
     assert set(evaluation.relations["method"]) == {"linear_sum", "minimum_distance"}
+
+
+# ---- tables and views too small to hold a distribution
+
+ONE_COMPANY = load_schema({"relanon": 1, "tables": {
+    "company": {"primary_key": "cid", "columns": {"name": "categorical"}, "anonymize": {"method": "keep"}},
+    "staff": {"primary_key": "sid", "individual": True, "foreign_keys": [{"column": "cid", "references": "company"}],
+              "columns": {"age": "continuous", "grade": "categorical"}},
+}})
+
+
+def _one_company(ages):
+    return {"company": pd.DataFrame({"cid": [1], "name": ["acme"]}),
+            "staff": pd.DataFrame({"sid": range(len(ages)), "cid": 1, "age": ages, "grade": ["a", "b"] * (len(ages) // 2)})}
+
+
+def test_a_parent_of_one_row_enriched_with_its_children_is_not_applicable():
+    from relanon.present.report import render_html
+    from relanon.present.verdict import signal_matrix_text
+
+    ages = np.arange(20, 60, 2.0)
+    original, released = _one_company(ages), _one_company(ages + 0.5)
+    evaluation = evaluate(ONE_COMPANY, original, released, progress=False)
+    by_view = {(view, m.name): m for kind, view, m in evaluation.metrics if kind == "signal"}
+    enriched = by_view[("TO_TOP_ENRICHED(company, staff)", "hellinger_mean")]
+    # before: staff.mean(age) 40.0 vs 40.5 fell in disjoint one-value bins, a distance of 1.0, a mean of 0.25
+    # over four columns, flagged above 0.1; one record carries no distribution
+    assert np.isnan(enriched.value) and enriched.target is None and enriched.passed is None
+    assert enriched.breakdown["per_column"] == {}
+    assert "staff.mean(age)" in enriched.breakdown["not_applicable"]
+    assert np.isnan(by_view[("STANDALONE(company)", "hellinger_mean")].value)
+    assert by_view[("STANDALONE(staff)", "hellinger_mean")].target == 0.1  # twenty children are still measured
+    assert evaluation.passed
+    assert "fewer than 4 rows" in " ".join(evaluation.notes)
+    text = signal_matrix_text(evaluation)
+    assert text.splitlines()[2].split() == ["company", "n/a", "n/a"] and "n/a = not applicable" in text
+    saved = json.loads(evaluation.to_json())
+    entry = next(m for m in saved["metrics"] if m["view"] == "TO_TOP_ENRICHED(company, staff)")
+    assert entry["target"] is None and entry["passed"] is None and "staff.mean(age)" in entry["breakdown"]["not_applicable"]
+    assert '<td class="na" title="TO_TOP_ENRICHED(company, staff)">n/a</td>' in render_html(
+        evaluation.without_data())
+
+
+def test_a_table_of_one_row_says_its_privacy_is_not_computed():
+    schema = load_schema({"relanon": 1, "tables": {"people": {
+        "primary_key": "id", "individual": True, "columns": {"age": "continuous"}, "anonymize": {"method": "keep"}}}})
+    one = {"people": pd.DataFrame({"id": [1], "age": [40.0]})}
+    evaluation = evaluate(schema, one, one, progress=False)
+    assert not [m for kind, _, m in evaluation.metrics if kind == "privacy"]
+    assert any("people has 1 row: its privacy metrics need at least 2" in note for note in evaluation.notes)
+    assert privacy_matrix_text(evaluation).splitlines()[-1].split() == ["people", "."]

@@ -70,9 +70,33 @@ def test_timestamps_keep_the_t_separator_and_the_z_suffix(tmp_path):
             "1,2013-01-01T11:00:00Z,2021-06-14T07:14:00+05:30,2022-05-29T10:33:00+02:00\n"
             "2,2013-09-14T07:00:00Z,2021-06-27T17:10:00+05:30,2022-01-29T10:33:00+01:00\n")
     written = round_trip(tmp_path, schema, text).splitlines()
-    # offsets that differ within a column are put on UTC when read; the T is kept all the same
-    assert written[1] == "1,2013-01-01T11:00:00Z,2021-06-14T07:14:00+05:30,2022-05-29T08:33:00+00:00"
-    assert written[2] == "2,2013-09-14T07:00:00Z,2021-06-27T17:10:00+05:30,2022-01-29T09:33:00+00:00"
+    # offsets that differ within a column are read on UTC and written back with a zone rule that fits them
+    # (before: on UTC, 2022-05-29T08:33:00+00:00 and 2022-01-29T09:33:00+00:00)
+    assert written[1:] == text.splitlines()[1:]
+
+
+def test_a_column_with_the_offsets_of_daylight_saving_is_written_in_them(tmp_path):
+    schema = one_table({"d": "datetime"})
+    text = ("id,d\n1,2020-03-28T10:00:00+01:00\n2,2020-03-30T10:00:00+02:00\n3,2020-10-26T09:00:00+01:00\n"
+            "4,\n")
+    frame = read_database(_folder(tmp_path, "t", text), schema)["t"]
+    assert str(frame["d"].dt.tz) == "UTC"  # one instant per value; pandas holds no column of several offsets
+    assert formats_of(frame)["d"] == ("datetime", "%Y-%m-%dT%H:%M:%S", "+HH:MM", "CET")
+    # a value the input never held takes the offset of its own season
+    assert as_text(pd.Series(pd.to_datetime(["2020-07-01T12:00:00Z", "2020-12-01T12:00:00Z"])),
+                   formats_of(frame)["d"]).tolist() == ["2020-07-01T14:00:00+02:00", "2020-12-01T13:00:00+01:00"]
+    # before: 2020-03-28T09:00:00+00:00, 2020-03-30T08:00:00+00:00, 2020-10-26T08:00:00+00:00
+    assert round_trip(tmp_path, schema, text) == text
+
+
+def test_offsets_no_zone_explains_are_written_in_the_one_used_most(tmp_path):
+    schema = one_table({"d": "datetime"})
+    text = "id,d\n1,2021-06-14T07:14:00+05:30\n2,2021-06-14T07:14:00-04:00\n3,2021-06-15T08:00:00+05:30\n"
+    frame = read_database(_folder(tmp_path, "t", text), schema)["t"]
+    assert formats_of(frame)["d"][3] == "+05:30"
+    written = round_trip(tmp_path, schema, text).splitlines()
+    # the same instant, in the offset used most: 07:14 at -04:00 is 11:14 UTC, 16:44 at +05:30
+    assert written[1:] == ["1,2021-06-14T07:14:00+05:30", "2,2021-06-14T16:44:00+05:30", "3,2021-06-15T08:00:00+05:30"]
 
 
 def test_a_column_mixing_date_formats_is_written_in_iso(tmp_path):
@@ -158,3 +182,21 @@ def test_other_stores_keep_their_native_types(tmp_path, fmt):
 def _folder(tmp_path, name, text):
     write_csv(tmp_path / "in", name, text)
     return tmp_path / "in"
+
+
+def test_an_avatar_release_writes_each_date_in_the_offset_of_its_season(tmp_path):
+    schema = one_table({"seen": "datetime", "x": "continuous"})
+    rng = np.random.default_rng(0)
+    instants = pd.Timestamp("2020-01-01", tz="UTC") + pd.to_timedelta(rng.integers(0, 365 * 24, 60), unit="h")
+    local = instants.tz_convert("Europe/Paris")
+    texts = [t.isoformat() for t in local]  # +01:00 in winter, +02:00 in summer
+    write_csv(tmp_path / "in", "t", "id,seen,x\n" + "".join(
+        f"{i},{t},{v:.1f}\n" for i, (t, v) in enumerate(zip(texts, rng.normal(size=60), strict=True))))
+    result = anonymize(schema, read_database(tmp_path / "in", schema), random_state=0, progress=False)
+    out = write_release(result, tmp_path / "out")
+    written = pd.read_csv(out / "t.csv", dtype=str)["seen"]
+    assert written.str.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0[12]:00").all()
+    # each released instant, unchanged, in the offset its own date had in that zone
+    instants = result.tables["t"]["seen"]
+    expected = [t.isoformat() for t in instants.dt.tz_convert("Europe/Paris").dt.floor("s")]
+    assert written.tolist() == expected

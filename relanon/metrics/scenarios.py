@@ -32,7 +32,7 @@ from relanon.metrics.evaluation import PRIVACY_HEADLINES, EvaluatedData, Evaluat
 from relanon.metrics.links import LINK_FIDELITY_TARGET, link_fidelity
 from relanon.metrics.noise_floor import noise_floor, quadrature_margin
 from relanon.metrics.privacy import DEFAULT_SAMPLE_SIZE, privacy
-from relanon.metrics.signal import correlation_difference_ratio, hellinger_metric, signal
+from relanon.metrics.signal import MIN_DISTRIBUTION_ROWS, correlation_difference_ratio, hellinger_metric, signal
 from relanon.multitable.views import STANDALONE, TO_BOTTOM_PROPAGATED, TO_TOP_ENRICHED, View, views
 from relanon.schema.graph import all_links
 from relanon.schema.model import Schema
@@ -107,6 +107,7 @@ def evaluate(schema: Schema, original, anonymized, result=None, *, sample_size: 
             "hidden rate and local cloaking need the private pairing of anonymized and original rows, "
             "held only by the run that made the release (relanon anonymize): they are not computed here"
         )
+    notes += _small_notes(schema, original, records)
     relations = _relations(schema, original, anonymized, result, records)
     details = _details(records)
     privacy_matrix, privacy_passed = _privacy_matrix(schema, records)
@@ -154,6 +155,20 @@ def _method_notes(schema: Schema) -> list[str]:
                 f"them and {', '.join(table.anonymize.sensitive)}, not the records; read its l-diversity in "
                 "`relanon audit` rather than its hidden rate"
             )
+    return notes
+
+
+def _small_notes(schema: Schema, original, records) -> list[str]:
+    """Say what too few rows left unmeasured, rather than let an empty cell read as a pass."""
+    notes = [
+        f"{t.name} has 1 row: its privacy metrics need at least 2 (a record has no other to be compared with) "
+        "and are not computed" for t in schema if t.individual and len(original[t.name]) == 1
+    ]
+    small = [view.name for kind, view, metric in records if kind == "signal" and metric.name == "hellinger_mean"
+             and metric.breakdown.get("not_applicable")]
+    if small:
+        notes.append(f"{', '.join(small)}: fewer than {MIN_DISTRIBUTION_ROWS} rows, no distribution to compare: "
+                     "the Hellinger distance is not applicable (no value, no target)")
     return notes
 
 

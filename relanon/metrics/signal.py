@@ -12,6 +12,11 @@
   columns (categoricals, booleans and numbers from a small set: the columns binned by value) never
   occur together in the original, over all of them at once and over each pair.
 
+A table or view of fewer than :data:`MIN_DISTRIBUTION_ROWS` rows has no distribution to compare: its
+Hellinger distances are *not applicable* (no value, no target). One parent row enriched with its
+children's mean scored 1.0 (a mean never falls exactly on the original one, so the one-bin
+histograms disagree), and below four rows two halves cannot be compared either.
+
 Each metric carries its noise floor (:mod:`relanon.metrics.noise_floor`): the value two random
 halves of the original give each other. Distances pass within the floor plus a margin in quadrature
 with the target; combination shares within the floor plus 1 point.
@@ -28,10 +33,16 @@ import pandas as pd
 from relanon.common.binning import Bins, fit_bins, hellinger
 from relanon.engine.columns import NUMERIC_KINDS, check_columns_present, column_types, numeric_values
 from relanon.metrics.base import LOWER, TARGETS, Metric
-from relanon.metrics.noise_floor import NOISE_FLOOR_SEED, noise_floor, quadrature_margin
+from relanon.metrics.noise_floor import MIN_ROWS, NOISE_FLOOR_SEED, noise_floor, quadrature_margin
 
 COMBINATION_MARGIN = 1.0
 """Points (%) of impossible combinations tolerated above the half-versus-half share."""
+
+MIN_DISTRIBUTION_ROWS = MIN_ROWS
+"""Fewest rows (original and released) whose value distributions are compared: as many as the noise floor
+needs (two rows per half); under it the Hellinger distances are not applicable."""
+
+NOT_APPLICABLE = "not applicable"
 
 MAX_COMBINATION_COLUMNS = 20
 """Pairs are measured among the first this many categorical-like columns (190 pairs at most)."""
@@ -93,14 +104,29 @@ def hellinger_metric(original: pd.DataFrame, released: pd.DataFrame, columns, *,
                      random_state=NOISE_FLOOR_SEED, description: str | None = None) -> Metric:
     """``hellinger_mean``: mean of the per-column distances, with its noise floor (per column too).
 
+    With fewer than :data:`MIN_DISTRIBUTION_ROWS` rows on either side there is no distribution to
+    compare: the value is NaN, there is no target, and the breakdown lists every column under
+    ``not_applicable`` (``per_column`` is empty).
+
     Examples
     --------
     >>> o = pd.DataFrame({"g": ["a", "b"] * 10})
     >>> metric = hellinger_metric(o, o, {"g": "categorical"})
     >>> metric.value, metric.passed, metric.floor >= 0
     (0.0, True, True)
+    >>> one = hellinger_metric(o.head(1), o.tail(1), {"g": "categorical"})
+    >>> one.value, one.target, one.passed, one.breakdown["not_applicable"]
+    (nan, None, None, ['g'])
     """
     types, _ = column_types(columns)
+    description = description or ("Mean over columns of the Hellinger distance between original and released "
+                                  "value distributions (0 identical, 1 disjoint).")
+    rows = min(len(original), len(released))
+    if rows < MIN_DISTRIBUTION_ROWS:
+        # one parent row enriched with its children's mean scored 1.0: a single value is no distribution
+        return Metric("hellinger_mean", math.nan, None, LOWER, description,
+                      {"per_column": {}, "not_applicable": list(types), "rows": rows,
+                       "reason": f"fewer than {MIN_DISTRIBUTION_ROWS} rows: no distribution to compare"})
     per_column = hellinger_distances(original, released, types)
     value = float(np.mean(list(per_column.values())))
     breakdown = {"per_column": per_column}
@@ -114,10 +140,7 @@ def hellinger_metric(original: pd.DataFrame, released: pd.DataFrame, columns, *,
             breakdown["floor_per_column"] = floors.value
             floor_value = float(np.nanmean(list(floors.value.values())))
     return _with_floor(Metric(
-        "hellinger_mean", value, TARGETS["hellinger_mean"], LOWER,
-        description or "Mean over columns of the Hellinger distance between original and released value "
-        "distributions (0 identical, 1 disjoint).",
-        breakdown,
+        "hellinger_mean", value, TARGETS["hellinger_mean"], LOWER, description, breakdown,
     ), floor_value)
 
 
@@ -320,7 +343,7 @@ def signal(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, floor: boo
 
     Examples
     --------
-    >>> o = pd.DataFrame({"x": [1.0, 2.0, 3.0], "y": [2.0, 1.0, 0.0], "g": ["a", "b", "a"]})
+    >>> o = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "y": [2.0, 1.0, 0.0, 0.5], "g": ["a", "b", "a", "b"]})
     >>> [(m.name, m.value) for m in signal(o, o, {"x": "continuous", "y": "continuous", "g": "categorical"})]
     [('hellinger_mean', 0.0), ('hellinger_std', 0.0), ('correlation_difference_ratio', 0.0)]
     """
@@ -329,9 +352,9 @@ def signal(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, floor: boo
     metrics = [
         hellinger_mean,
         Metric(
-            "hellinger_std", float(np.std(list(per_column.values()))), None, LOWER,
+            "hellinger_std", float(np.std(list(per_column.values()))) if per_column else math.nan, None, LOWER,
             "Spread over columns of the Hellinger distances: a high value flags a few badly kept columns.",
-            {"per_column": per_column},
+            {"per_column": per_column, **{k: v for k, v in hellinger_mean.breakdown.items() if k == "not_applicable"}},
         ),
     ]
     correlations = correlation_difference_ratio(original, avatars, columns, floor=floor, random_state=random_state)

@@ -70,8 +70,8 @@ def pictures(evaluation, table: str) -> dict:
 
     Keys: ``"distributions"`` (each column, original vs anonymized, on the metrics' bins),
     ``"correlations"`` (numeric columns, when there are two or more), ``"factor space"`` (originals
-    and avatars on the first two axes, when the table has two and is projected: not for
-    ``method: keep``, whose rows are copied), and ``"children per parent"`` for each link whose
+    and avatars on the first two axes, when the table has two and is projected: only for
+    ``method: avatar``; ``keep``, ``anatomize`` and ``bucketize`` release original records), and ``"children per parent"`` for each link whose
     child is ``table`` (``"children per parent: visits.patient_id -> patients"``).
     The figures are drawn as in the report, with matplotlib's default style.
     """
@@ -363,10 +363,13 @@ def _factor_picture(original: pd.DataFrame, released: pd.DataFrame, types: dict,
 
 def _factor_figure(original: pd.DataFrame, released: pd.DataFrame, types: dict, table):
     """The scatter of originals and avatars on the first two axes, or why there is none (a sentence)."""
-    if table.anonymize.method == Method.KEEP:
-        # copied, never projected: the two clouds would coincide, and fitting two axes on a reference table
-        # only to draw them warned about an ncp the table does not have
-        return f"{table.name} is released as it is (method keep), not projected: no factor-space picture."
+    method = table.anonymize.method
+    if method != Method.AVATAR:
+        # real records (keep copies them, anatomize and bucketize regroup them), never projected: the clouds
+        # would show no release made there, and fitting two axes only to draw them warned about an ncp the
+        # table does not have
+        how = "as it is" if method == Method.KEEP else "with its original records"
+        return f"{table.name} is released {how} (method {method}), not projected: no factor-space picture."
     weights = {c.name: c.weight for c in table.released_columns if c.name in types}
     try:
         space = FactorSpace(types, n_components=2, weights=weights, random_state=PICTURE_SEED, name=table.name)

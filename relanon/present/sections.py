@@ -203,8 +203,9 @@ def _matrix_grid(values: pd.DataFrame, passed: pd.DataFrame, fmt, views: dict, f
         cells = []
         for column in values.columns:
             value, ok = values.loc[row, column], passed.loc[row, column]
-            state = "na" if pd.isna(ok) else ("pass" if ok else "fail")
-            text = "&ndash;" if pd.isna(value) else escape(fmt(value))
+            state = "na" if pd.isna(ok) or pd.isna(value) and ok else ("pass" if ok else "fail")
+            # a scenario measured with no figure (too few rows, a single parent) is not applicable
+            text = ("&ndash;" if pd.isna(ok) else "n/a") if pd.isna(value) else escape(fmt(value))
             title = "; ".join(views.get((row, column), ())) or "no scenario pairs these tables"
             cells.append(f'<td class="{state}" title="{escape(title)}">{text}</td>')
         rows.append(f'<tr><th class="row" scope="row">{escape(row)}</th>{"".join(cells)}</tr>')

@@ -170,7 +170,7 @@ def privacy_matrix_text(evaluation) -> str:
 
 
 def signal_matrix_text(evaluation) -> str:
-    """The signal summary matrix as text, failing cells marked with ``!``."""
+    """The signal summary matrix as text, failing cells marked with ``!``, ``n/a`` where nothing applies."""
     return _matrix_text(
         "signal (diagonal and parent->child: Hellinger mean, lower is better; child->parent: link fidelity, "
         "1 = as in the original; ! = a signal metric misses its target)",
@@ -182,15 +182,21 @@ def _matrix_text(title: str, values: pd.DataFrame, passed: pd.DataFrame, fmt: st
     width = max([len(str(c)) for c in values.columns] + [8]) + 2
     label = max([len(str(i)) for i in values.index] + [5]) + 2
     lines = [title, " " * label + "".join(f"{c:>{width}}" for c in values.columns)]
+    not_applicable = False
     for row in values.index:
         cells = []
         for column in values.columns:
             value = values.loc[row, column]
             if pd.isna(value):
-                cells.append(f"{'.':>{width}}")
+                # a scenario measured with no figure (too few rows, a single parent) is not applicable
+                measured = not pd.isna(passed.loc[row, column])
+                not_applicable |= measured
+                cells.append(f"{'n/a' if measured else '.':>{width}}")
             else:
                 flag = passed.loc[row, column]
                 mark = "!" if not pd.isna(flag) and not bool(flag) else " "
                 cells.append(f"{fmt.format(value) + mark:>{width}}")
         lines.append(f"{row:<{label}}" + "".join(cells))
+    if not_applicable:
+        lines.append("n/a = not applicable: nothing to compare (a table or view of fewer than 4 rows, a single parent)")
     return "\n".join(lines)

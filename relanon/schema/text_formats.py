@@ -8,12 +8,16 @@ had a decimal point (``7.0``) or never used scientific notation. The formats tra
 in ``frame.attrs`` (:data:`FORMATS_KEY`, a :class:`TextFormats`), through coercion and anonymization
 to the released table, and the CSV writer applies them (:func:`as_text`). Columns written the way
 relanon writes by default (ISO dates, ``true``/``false``) learn nothing, and Parquet and database
-servers keep their native types. Formats hold no value of the data, only spellings.
+servers keep their native types. Formats hold no value of the data, only spellings. A column whose
+texts carry different UTC offsets (a zone with daylight saving) is read on UTC and written back with a
+zone rule that fits every offset, else with the offset it used most (:func:`offset_rule`).
 """
 
 from __future__ import annotations
 
+import datetime
 import re
+import zoneinfo
 from collections.abc import Mapping
 
 import numpy as np
@@ -37,6 +41,7 @@ _ZONE_STYLES = {"Z": r"Z", "+HH:MM": r"[+-]\d\d:\d\d", "+HHMM": r"[+-]\d\d\d\d"}
 # what relanon writes anyway (pandas' ISO 8601): nothing to remember
 _DEFAULT_DATES = {("%Y-%m-%d", None), ("%Y-%m-%d %H:%M:%S", None), ("%Y-%m-%d %H:%M:%S", "+HH:MM")}
 _SAMPLE = 200
+_RULE_ZONES = ("CET", "EET", "MET", "WET", "EST5EDT", "CST6CDT", "MST7MDT", "PST8PDT")
 _EXPONENT = re.compile(r"\d[eE][+-]?\d")
 _PLAIN_RANGE = (1e-12, 1e21)  # beyond, plain digits would be absurdly long: scientific notation stays
 
@@ -46,7 +51,10 @@ class TextFormats(Mapping):
 
     A spec is a tuple: ``("boolean", true_word, false_word)``, ``("datetime", strftime_format,
     zone)`` with zone ``None``, ``"Z"``, ``"+HH:MM"`` or ``"+HHMM"``, or ``("number", point,
-    plain)``: every value had a decimal point; no value was written in scientific notation.
+    plain)``: every value had a decimal point; no value was written in scientific notation. A
+    date column whose offsets differ gets a fourth item, the rule its values are written with
+    (:func:`offset_rule`): a time zone whose offsets fit every value (``"Europe/Paris"``), else the
+    offset the column used most (``"+01:00"``).
     """
 
     def __init__(self, specs=()):
@@ -142,7 +150,7 @@ def _date_spec(text: pd.Series, dates: pd.Series):
     column mixing offsets is kept on UTC, but its texts show local times)."""
     if not pd.api.types.is_datetime64_any_dtype(dates.dtype):
         return None
-    zone, wall_text, wall = None, text, dates
+    zone, rule, wall_text, wall = None, None, text, dates
     if isinstance(dates.dtype, pd.DatetimeTZDtype):
         suffix = text.str.extract(_ZONE_SUFFIX, expand=False)
         if suffix.isna().any():
@@ -152,7 +160,11 @@ def _date_spec(text: pd.Series, dates: pd.Series):
             return None
         zone = styles.pop()
         wall_text = text.str.replace(_ZONE_SUFFIX, "", regex=True)
-        wall = dates.dt.tz_convert("UTC").dt.tz_localize(None) + _offsets(suffix)
+        offsets = _offsets(suffix)
+        wall = dates.dt.tz_convert("UTC").dt.tz_localize(None) + offsets
+        if offsets.nunique() > 1:
+            # read on UTC (pandas has no dtype for several offsets); written back with a rule that fits
+            rule = offset_rule(dates, offsets)
     first_text, first = wall_text.iloc[0], wall.iloc[:1]
     sample_text, sample = wall_text.iloc[:_SAMPLE].to_numpy(), wall.iloc[:_SAMPLE]
     for fmt in (date + time for date in _DATES for time in _TIMES):
@@ -161,8 +173,53 @@ def _date_spec(text: pd.Series, dates: pd.Series):
             continue
         if len(wall) > _SAMPLE and not (wall.dt.strftime(fmt) == wall_text.to_numpy()).all():
             continue
+        if rule is not None:
+            return ("datetime", fmt, zone, rule)
         return None if (fmt, zone) in _DEFAULT_DATES else ("datetime", fmt, zone)
     return None
+
+
+def offset_rule(dates: pd.Series, offsets: pd.Series) -> str:
+    """How to write the values of a column whose texts carried different UTC offsets.
+
+    Offsets alone do not name a zone, but a zone's rule may fit them all: the first time zone
+    (the zones named for a rule, ``CET``, ``EST5EDT``..., then the tz database's ``Area/City``
+    names in alphabetical order, ``Etc/`` and legacy aliases last) that gives every
+    value the offset it was written with; its offsets, never its name, are written. When no zone
+    fits (people in several zones), the offset the column used most (ties: the smallest), which
+    writes the same instants in one local time.
+
+    Examples
+    --------
+    >>> dates = pd.Series(pd.to_datetime(["2020-03-28T10:00:00+01:00", "2020-03-30T10:00:00+02:00"], utc=True))
+    >>> offsets = pd.Series(pd.to_timedelta([60, 120], unit="m"))
+    >>> offset_rule(dates, offsets)
+    'CET'
+    >>> offset_rule(dates, pd.Series(pd.to_timedelta([60, -300], unit="m")))
+    '-05:00'
+    """
+    instants = pd.DatetimeIndex(dates.dt.tz_convert("UTC"))
+    pairs = pd.DataFrame({"utc": instants.tz_localize(None), "offset": offsets.to_numpy()}).drop_duplicates()
+    utc, wanted = pd.DatetimeIndex(pairs["utc"]), pairs["offset"].to_numpy()
+    first = slice(0, _SAMPLE)  # the first values rule most zones out cheaply
+    for name in _zone_names():
+        for part in (first, slice(None)):
+            local = utc[part].tz_localize("UTC").tz_convert(name).tz_localize(None)
+            if not ((local - utc[part]).to_numpy() == wanted[part]).all():
+                break
+        else:
+            return name
+    counts = offsets.value_counts()
+    most = min(counts.index[counts == counts.max()])
+    minutes = int(most.total_seconds() // 60)
+    return f"{'-' if minutes < 0 else '+'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def _zone_names() -> list[str]:
+    names = zoneinfo.available_timezones()  # empty without a tz database: the offset used most is written
+    legacy = ("Etc/", "SystemV/", "US/", "Canada/", "Mexico/", "Brazil/", "Chile/")
+    rules = [n for n in _RULE_ZONES if n in names]  # named for their rule, not a city: what is inferred here
+    return rules + sorted((n for n in names if "/" in n), key=lambda n: (n.startswith(legacy), n))
 
 
 def _offsets(suffix: pd.Series) -> pd.Series:
@@ -196,6 +253,8 @@ def as_text(values: pd.Series, spec) -> pd.Series | None:
         words = np.where(values.fillna(False).to_numpy(dtype=bool), spec[1], spec[2])
         return pd.Series(words, index=values.index, dtype="str").where(values.notna())
     if kind == "datetime" and pd.api.types.is_datetime64_any_dtype(dtype):
+        if len(spec) > 3 and isinstance(dtype, pd.DatetimeTZDtype):
+            values = values.dt.tz_convert(_timezone(spec[3]))  # each value in the rule its column used
         return _dates_text(values, spec[1], spec[2])
     if kind == "number" and pd.api.types.is_integer_dtype(dtype) and spec[1]:
         return (values.astype("str") + ".0").where(values.notna())
@@ -245,6 +304,14 @@ def _dates_text(values: pd.Series, fmt: str, zone) -> pd.Series | None:
         if any(applies and bool(np.asarray(mask).any()) for applies, mask in lost):
             return None
     return _formatted(values, fmt, zone)
+
+
+def _timezone(rule: str):
+    """A rule of :func:`offset_rule` as a time zone pandas converts to."""
+    if re.fullmatch(r"[+-]\d\d:\d\d", rule):
+        sign = -1 if rule[0] == "-" else 1
+        return datetime.timezone(sign * datetime.timedelta(hours=int(rule[1:3]), minutes=int(rule[4:6])))
+    return rule
 
 
 def _formatted(dates: pd.Series, fmt: str, zone) -> pd.Series:
