@@ -424,3 +424,38 @@ def test_border_repair_rejects_bad_input():
         linking.repair_borders([[0.0], [1.0]], [[0.0], [1.0]], [0, 0], [0, 1], width=2, passes=1)
     with pytest.raises(ParameterError, match="one block per child"):
         linking.repair_borders([[0.0], [1.0]], [[0.0], [1.0]], [0, 1], [0], width=2, passes=1)
+
+
+def _hubs_database(individual: bool):
+    """60 places, 3 of which hold all 900 trips (400, 300, 200): a reference list such as airports."""
+    import pandas as pd
+
+    from relanon import load_schema
+
+    rng = np.random.default_rng(5)
+    places = pd.DataFrame({"code": [f"P{i:02d}" for i in range(60)], "altitude": rng.integers(0, 900, 60),
+                           "zone": rng.choice(["a", "b", "c"], 60)})
+    hubs = ["P03", "P17", "P42"]
+    trips = pd.DataFrame({"trip_id": range(900), "origin": np.repeat(hubs, [400, 300, 200]),
+                          "minutes": rng.integers(30, 300, 900)})
+    schema = load_schema({"relanon": 1, "name": "hubs", "tables": {
+        "places": {"primary_key": "code", "individual": individual,
+                   "columns": {"altitude": "integer", "zone": "categorical"}},
+        "trips": {"primary_key": "trip_id", "columns": {"minutes": "integer"},
+                  "foreign_keys": [{"column": "origin", "references": "places", "link": "linear_sum"}]},
+    }})
+    return schema, {"places": places, "trips": trips}
+
+
+def test_a_reference_parent_keeps_its_numbers_of_children_however_few_parents_hold_them():
+    import relanon
+
+    schema, database = _hubs_database(individual=False)
+    released = relanon.anonymize(schema, database, random_state=3, progress=False).tables
+    counts = sorted(released["trips"]["origin"].value_counts().tolist(), reverse=True)
+    # bounded by the 10th largest count (0), the 900 trips were spread evenly over the 60 places
+    assert counts == [400, 300, 200]
+    # people are still protected: a count that fewer than k parents hold (400 trips) is not released
+    schema, database = _hubs_database(individual=True)
+    released = relanon.anonymize(schema, database, random_state=3, progress=False).tables
+    assert max(released["trips"]["origin"].value_counts()) < 400

@@ -36,6 +36,7 @@ from relanon.distributed.work import folder, gather_rows, parts_of, read_parts, 
 from relanon.engine.batches import partition_generator
 from relanon.engine.neighbours import cross_neighbours
 from relanon.multitable import blocks, linking
+from relanon.schema.graph import about_people
 
 BLOCK_CHILDREN = 200_000
 """Children per block: one machine solves 200,000 in tens of seconds, with little memory."""
@@ -68,7 +69,7 @@ def linear_sum(client, schema, link, work, child: Released, parent: Released, sp
     n_linked = sum(rows for rows, _ in kids)
     count = parent.internal[("count", link.child, link.column)]
     bounds = _count_bounds(client, [str(part(folder(work, "batches", link.parent), b)) for b in range(parent.n_batches)],
-                           count, parent.rows, parent.k)
+                           count, parent.rows, parent.k if about_people(schema, link.parent) else 1)
     expected = client.gather([
         client.submit(_parents, str(part(folder(work, "batches", link.parent), b)),
                       str(part(folder(work, "avatars", link.parent), b)), space, columns, count, parent.k,

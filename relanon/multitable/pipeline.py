@@ -38,7 +38,7 @@ from relanon.multitable.anchoring import anchor
 from relanon.multitable.keys import new_keys
 from relanon.multitable.relinking import relink
 from relanon.multitable.results import AnonymizationResult, LinkReport, TableRelease
-from relanon.schema.graph import child_links, parent_links, topological_order
+from relanon.schema.graph import about_people, child_links, parent_links, topological_order
 from relanon.schema.model import Schema, Table
 from relanon.schema.shapes import BUCKET_COLUMN, GROUP_COLUMN, bucket_column, companion_name, group_column
 from relanon.schema.text_formats import formats_of, with_formats
@@ -211,20 +211,6 @@ def resolved_k(table: Table, n_rows: int) -> int:
         )
         return n_rows - 1
     return k
-
-
-def about_people(schema: Schema, name: str) -> bool:
-    """Whether a table's rows describe people: it is individual, or lies below an individual table."""
-    seen, todo = set(), [name]
-    while todo:
-        current = todo.pop()
-        if schema[current].individual:
-            return True
-        for link in parent_links(schema, current):
-            if link.parent not in seen:
-                seen.add(link.parent)
-                todo.append(link.parent)
-    return False
 
 
 def min_counts(schema: Schema, name: str, k: int, types) -> dict[str, int]:

@@ -12,7 +12,7 @@ from relanon.engine.factor_space import FactorSpace
 from relanon.engine.neighbours import cross_neighbours
 from relanon.multitable import linking, nearest
 from relanon.multitable.results import TableRelease
-from relanon.schema.graph import Link
+from relanon.schema.graph import Link, about_people
 from relanon.schema.model import Schema, Table
 
 
@@ -40,6 +40,15 @@ def relink(schema: Schema, link: Link, original: dict, releases: dict, rng, prog
     if fk_dtype == "int64" and not linked.all():
         fk_dtype = "Int64"  # some rows lost their parent (suppressed by anatomization)
     return pd.Series(values, index=child.frame.index).astype(fk_dtype)
+
+
+def count_holders(schema: Schema, link: Link, parent: TableRelease) -> int:
+    """The rank of the order statistics a released number of children per parent is kept between
+    (:func:`relanon.multitable.linking.count_bounds`): the parent's ``k`` when its rows are about people
+    (a patient with far more visits than anyone is not released with her count), 1 for reference data
+    (three airports holding every flight keep their flights: bounded by the tenth largest count, 0,
+    the flights were spread evenly over all 1,458 airports)."""
+    return (parent.k or 1) if about_people(schema, link.parent) else 1
 
 
 def _foreign_key_dtype(original_fk: pd.Series, parent_keys: pd.Series):
@@ -86,13 +95,13 @@ def _match(schema, link: Link, original, child: TableRelease, parent: TableRelea
     original_counts = _original_counts(link, original, parent_table)
     if link.method == "minimum_distance":
         rooms = nearest.rooms_by_demand(original_counts, child_coords, parent_coords,
-                                        k=parent.k or nearest.DEMAND_NEIGHBOURS, min_count=parent.k or 1,
+                                        k=parent.k or nearest.DEMAND_NEIGHBOURS, min_count=count_holders(schema, link, parent),
                                         random_state=rng)
         return nearest.nearest_with_room(child_coords, parent_coords, rooms)
     expected = _expected_counts(link, original, parent, parent_table)
     candidates = _plausible_counts(original_counts, original[link.parent], space, parent_coords, columns, parent.k)
     # a number of children few parents have is not released as it is (the same bound as the rooms)
-    bounds = linking.count_bounds(original_counts, parent.k or 1)
+    bounds = linking.count_bounds(original_counts, count_holders(schema, link, parent))
     expected = np.clip(expected, *bounds)
     candidates = None if candidates is None else np.clip(candidates, *bounds)
     counts = linking.allocate_counts(expected, n_children, candidates=candidates, random_state=rng)

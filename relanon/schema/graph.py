@@ -73,6 +73,20 @@ def child_links(schema: Schema, table: str) -> list[Link]:
     ]
 
 
+def about_people(schema: Schema, name: str) -> bool:
+    """Whether a table's rows describe people: it is individual, or lies below an individual table."""
+    seen, todo = set(), [name]
+    while todo:
+        current = todo.pop()
+        if schema[current].individual:
+            return True
+        for link in parent_links(schema, current):
+            if link.parent not in seen:
+                seen.add(link.parent)
+                todo.append(link.parent)
+    return False
+
+
 def all_links(schema: Schema) -> list[Link]:
     """Every link of the schema, children in topological order."""
     return [link for name in topological_order(schema) for link in parent_links(schema, name)]
