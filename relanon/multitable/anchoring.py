@@ -48,7 +48,7 @@ from relanon.common.link_binning import bin_codes
 from relanon.engine.avatar import neighbour_weights
 from relanon.engine.columns import NUMERIC_KINDS, numeric_values, restore_numeric
 from relanon.engine.factor_space import FactorSpace
-from relanon.engine.neighbours import cross_neighbours
+from relanon.engine.neighbours import Neighbours, cross_neighbours
 
 DONORS_PER_K = 4  # donor parents per neighbour of the avatar method: room to surround the linked parent
 JOINT_DONORS = 1
@@ -139,8 +139,11 @@ def _redraw(original, targets, types, weights, own, anchors, drawn, donors_wante
     parent_space = FactorSpace({c: types[c] for c in anchors}, n_components=_all_axes(original, anchors, types),
                                weights={c: weights.get(c, 1.0) * relevance[c] for c in anchors}).fit(original[anchors])
     m = min(n_groups, donors_wanted)
-    near = cross_neighbours(parent_space.transform(original[anchors].iloc[representative]),
-                            parent_space.transform(targets[anchors]), k=m)
+    # children linked to one parent ask the same question (Lahman: 5 batting lines a player): each
+    # distinct point is searched once, its answer, which does not depend on the others asked, shared
+    queries, asking = np.unique(parent_space.transform(targets[anchors]), axis=0, return_inverse=True)
+    near = cross_neighbours(parent_space.transform(original[anchors].iloc[representative]), queries, k=m)
+    near = Neighbours(near.distances[asking.ravel()], near.indices[asking.ravel()])
     own_space = FactorSpace({c: types[c] for c in own}, n_components=ncp,
                             weights={c: weights.get(c, 1.0) for c in own}).fit(original[own])
     donors, own_distance = _nearest_members(own_space.transform(original[own]), groups, n_groups,
