@@ -249,7 +249,7 @@ def _nearest_members(coords, groups, n_groups, queries, wanted, chunk_cells: int
     padded = np.full((n_groups, width), -1, dtype=np.int64)
     for g in np.flatnonzero(sizes <= SMALL_GROUP):
         padded[g, : sizes[g]] = order[starts[g]: starts[g] + sizes[g]]
-    step = max(1, CHUNK_CELLS // max(1, wanted.shape[1] * width * coords.shape[1]))
+    step = max(1, chunk_cells // max(1, wanted.shape[1] * width * coords.shape[1]))
     for start in range(0, len(queries), step):
         rows = slice(start, start + step)
         candidates = padded[wanted[rows]]  # (chunk, m, width)
