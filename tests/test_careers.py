@@ -87,6 +87,26 @@ def test_a_child_whose_donors_do_not_surround_its_parent_is_redrawn_among_more_d
     assert (years[1] < 2010).mean() > 0.5  # measured: 16 of 20 without the second search
 
 
+def test_anchoring_in_blocks_of_rows_gives_the_same_rows_as_in_one_block(monkeypatch):
+    # the equations are built and solved a block of rows at a time (memory); the rows are independent
+    # and drawn in order, so one row per block gives the bytes of one block for all (repair pass included)
+    rng = np.random.default_rng(3)
+    first = rng.integers(1990, 2010, 300)
+    kids = pd.DataFrame({"p::first": first, "p::last": first + rng.integers(0, 12, 300),
+                         "p::sex": rng.choice(["F", "M"], 300), "sector": rng.choice(["a", "b", "c"], 300)})
+    kids["year"] = kids["p::first"] + rng.integers(0, 1 + kids["p::last"] - kids["p::first"])
+    kids["hours"] = rng.normal(1600, 200, 300).round()
+    targets = kids.sample(120, random_state=1).reset_index(drop=True)
+    targets["p::first"] = targets["p::first"] + rng.integers(-3, 4, 120)
+    types = {"year": "integer", "hours": "continuous", "sector": "categorical", "p::first": "integer",
+             "p::last": "integer", "p::sex": "categorical"}
+    arguments = (kids, targets, types, {}, ["year", "hours", "sector"], ["p::first", "p::last", "p::sex"])
+    whole = anchoring.anchor(*arguments, k=3, ncp=None, random_state=5)
+    monkeypatch.setattr(anchoring, "CHUNK_CELLS", 1)
+    blocks = anchoring.anchor(*arguments, k=3, ncp=None, random_state=5)
+    pd.testing.assert_frame_equal(whole, blocks)
+
+
 def test_an_anchored_child_table_of_constant_columns_is_released():
     # its avatars live in no axis (release ncp 0): the anchoring searches its donors in one
     rng = np.random.default_rng(0)

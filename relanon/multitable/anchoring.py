@@ -48,7 +48,7 @@ from relanon.common.link_binning import bin_codes
 from relanon.engine.avatar import neighbour_weights
 from relanon.engine.columns import NUMERIC_KINDS, numeric_values, restore_numeric
 from relanon.engine.factor_space import FactorSpace
-from relanon.engine.neighbours import cross_neighbours
+from relanon.engine.neighbours import Neighbours, cross_neighbours
 
 DONORS_PER_K = 4  # donor parents per neighbour of the avatar method: room to surround the linked parent
 JOINT_DONORS = 1
@@ -65,6 +65,7 @@ SUM_WEIGHT = 100.0  # weight of the equation sum(v) = 1
 PARENT_WEIGHT = 30.0  # the parents first: the own values only choose among the weights that fit them
 REPAIR_TOLERANCE = 0.02  # rows whose donors' parents stay farther than this from the linked parent...
 REPAIR_DONORS = 3  # ...are searched again among this many times more donors (6 did no better)
+CHUNK_CELLS = 2_000_000  # equations (rows x columns x donors) built and solved at a time: 16 MB a copy
 
 
 def anchor(original: pd.DataFrame, targets: pd.DataFrame, types: dict, weights: dict, own: list, anchors: list,
@@ -138,8 +139,11 @@ def _redraw(original, targets, types, weights, own, anchors, drawn, donors_wante
     parent_space = FactorSpace({c: types[c] for c in anchors}, n_components=_all_axes(original, anchors, types),
                                weights={c: weights.get(c, 1.0) * relevance[c] for c in anchors}).fit(original[anchors])
     m = min(n_groups, donors_wanted)
-    near = cross_neighbours(parent_space.transform(original[anchors].iloc[representative]),
-                            parent_space.transform(targets[anchors]), k=m)
+    # children linked to one parent ask the same question (Lahman: 5 batting lines a player): each
+    # distinct point is searched once, its answer, which does not depend on the others asked, shared
+    queries, asking = np.unique(parent_space.transform(targets[anchors]), axis=0, return_inverse=True)
+    near = cross_neighbours(parent_space.transform(original[anchors].iloc[representative]), queries, k=m)
+    near = Neighbours(near.distances[asking.ravel()], near.indices[asking.ravel()])
     own_space = FactorSpace({c: types[c] for c in own}, n_components=ncp,
                             weights={c: weights.get(c, 1.0) for c in own}).fit(original[own])
     donors, own_distance = _nearest_members(own_space.transform(original[own]), groups, n_groups,
@@ -157,24 +161,23 @@ def _redraw(original, targets, types, weights, own, anchors, drawn, donors_wante
     else:
         distance = near.distances + own_distance
     prior = neighbour_weights(distance, weight_rng)
-    gaps = _mismatches(original, targets, anchors, types, donors)
-    mismatch = PARENT_WEIGHT * gaps * anchor_weight[None, :, None]
-    # the child's own avatar values are asked for too, those that do not follow the parent firmly
-    likeness = _mismatches(original, targets, own, types, donors) * own_weight[None, :, None]
-    likeness[:, [types[c] not in NUMERIC_KINDS for c in own]] *= OWN_CATEGORY_WEIGHT
-    equations = np.concatenate([mismatch, likeness], axis=1)
-    v = _fit_weights(equations, prior)
-    chosen = _draw(donors, v, draw_rng)
+    parents = _Gaps(original, targets, anchors, types)
     categorical = [c for c in own if types[c] not in NUMERIC_KINDS]
+    combo = None
     if SAME_CATEGORIES and categorical:
-        # the numbers are then mixed among the donors that share the drawn donor's categories (a
-        # dose among the doses of the same drug), with weights fitted again to the parents
         combo = original[categorical].groupby(categorical, dropna=False, sort=True).ngroup().to_numpy()
-        shared = _fit_weights(equations, prior, usable=combo[donors] == combo[chosen][:, None])
-        # unless those donors cannot reproduce the parents while all of them could: the parents first
-        off = _residual(gaps, shared, anchor_weight)
-        worse = (off > REPAIR_TOLERANCE) & (off > _residual(gaps, v, anchor_weight))
-        v = np.where(worse[:, None], v, shared)
+    fit = _RowFit(parents, _Gaps(original, targets, own, types), anchor_weight, own_weight,
+                  [types[c] not in NUMERIC_KINDS for c in own], combo, draw_rng)
+    # the equations of every row and donor are built and solved a block of rows at a time: held whole,
+    # they took (rows x columns x donors) doubles several times over (Lahman, 115,450 batting lines x 22
+    # columns x 80 donors: 1.6 GB a copy). The rows are independent and the draws taken in row order, so
+    # the blocks give the same bytes as one block.
+    n, width = donors.shape
+    v, chosen, residual = np.empty((n, width)), np.empty(n, dtype=np.int64), np.empty(n)
+    step = max(1, CHUNK_CELLS // max(1, width * (len(anchors) + len(own))))
+    for start in range(0, n, step):
+        rows = slice(start, start + step)
+        v[rows], chosen[rows], residual[rows] = fit(rows, donors[rows], prior[rows])
 
     out = {}
     free = own_weight > OWN_WEIGHT * (1 - KEEP_BELOW) ** 2  # numbers that barely follow the parents
@@ -185,7 +188,38 @@ def _redraw(original, targets, types, weights, own, anchors, drawn, donors_wante
             out[column] = _weighted_mean(original[column], types[column], donors, v, chosen, own_space.statistics_[column])
         else:
             out[column] = original[column].take(chosen).reset_index(drop=True)
-    return pd.DataFrame(out).set_axis(targets.index), _residual(gaps, v, anchor_weight)
+    return pd.DataFrame(out).set_axis(targets.index), residual
+
+
+class _RowFit:
+    """Steps 2-3 of :func:`anchor` for a block of rows: the donor weights ``v``, the drawn donor and the
+    gap left between the donors' parents and the linked parent."""
+
+    def __init__(self, parents, own, anchor_weight, own_weight, own_categorical, combo, draw_rng):
+        self.parents, self.own = parents, own
+        self.anchor_weight, self.own_weight = anchor_weight, own_weight
+        self.own_categorical, self.combo, self.draw_rng = own_categorical, combo, draw_rng
+
+    def __call__(self, rows, donors, prior):
+        gaps = self.parents.gaps(rows, donors)
+        mismatch = PARENT_WEIGHT * gaps * self.anchor_weight[None, :, None]
+        # the child's own avatar values are asked for too, those that do not follow the parent firmly
+        likeness = self.own.gaps(rows, donors) * self.own_weight[None, :, None]
+        likeness[:, self.own_categorical] *= OWN_CATEGORY_WEIGHT
+        equations = np.concatenate([mismatch, likeness], axis=1)
+        del mismatch, likeness
+        v = _fit_weights(equations, prior)
+        chosen = _draw(donors, v, self.draw_rng)
+        if self.combo is not None:
+            # the numbers are then mixed among the donors that share the drawn donor's categories (a
+            # dose among the doses of the same drug), with weights fitted again to the parents
+            combo = self.combo
+            shared = _fit_weights(equations, prior, usable=combo[donors] == combo[chosen][:, None])
+            # unless those donors cannot reproduce the parents while all of them could: the parents first
+            off = _residual(gaps, shared, self.anchor_weight)
+            worse = (off > REPAIR_TOLERANCE) & (off > _residual(gaps, v, self.anchor_weight))
+            v = np.where(worse[:, None], v, shared)
+        return v, chosen, _residual(gaps, v, self.anchor_weight)
 
 
 def _residual(gaps, v, anchor_weight) -> np.ndarray:
@@ -275,23 +309,33 @@ def _cramers_v(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.sqrt(chi2 / (table.sum() * (min(table.shape) - 1))))
 
 
-def _mismatches(original, targets, anchors, types, donors) -> np.ndarray:
-    """Shape (n_targets, n_anchors, n_donors): how far each donor's parent is from the target's."""
-    n, m = donors.shape
-    out = np.zeros((n, len(anchors), m))
-    for a, column in enumerate(anchors):
-        if types[column] in NUMERIC_KINDS:
-            values = numeric_values(original[column], types[column])
-            wanted = numeric_values(targets[column], types[column])
-            scale = np.nanstd(values) or 1.0
-            difference = (values[donors] - wanted[:, None]) / scale
-            out[:, a] = np.nan_to_num(difference)  # a missing value on either side asks nothing
-        else:
-            both = pd.concat([original[column], targets[column]], ignore_index=True).astype(object)
-            codes, _ = pd.factorize(both, use_na_sentinel=False)
-            mine, wanted = codes[: len(original)], codes[len(original):]
-            out[:, a] = mine[donors] != wanted[:, None]
-    return out
+class _Gaps:
+    """How far each donor's value is from the target's, per column: standardized differences for
+    numbers (0 where either is missing), 1 for another category. The columns are read once; the gaps are
+    built for a block of rows at a time."""
+
+    def __init__(self, original, targets, columns, types):
+        self.columns = []
+        for column in columns:
+            if types[column] in NUMERIC_KINDS:
+                values = numeric_values(original[column], types[column])
+                wanted = numeric_values(targets[column], types[column])
+                self.columns.append((values, wanted, np.nanstd(values) or 1.0))
+            else:
+                both = pd.concat([original[column], targets[column]], ignore_index=True).astype(object)
+                codes, _ = pd.factorize(both, use_na_sentinel=False)
+                self.columns.append((codes[: len(original)], codes[len(original):], None))
+
+    def gaps(self, rows: slice, donors: np.ndarray) -> np.ndarray:
+        """Shape (rows, columns, donors), for the target ``rows`` and their ``donors``."""
+        out = np.zeros((donors.shape[0], len(self.columns), donors.shape[1]))
+        for a, (mine, wanted, scale) in enumerate(self.columns):
+            if scale is not None:
+                difference = (mine[donors] - wanted[rows][:, None]) / scale
+                out[:, a] = np.nan_to_num(difference)  # a missing value on either side asks nothing
+            else:
+                out[:, a] = mine[donors] != wanted[rows][:, None]
+        return out
 
 
 def _fit_weights(mismatch: np.ndarray, prior: np.ndarray, usable: np.ndarray | None = None) -> np.ndarray:
