@@ -33,13 +33,13 @@ then checked exactly on every row; the linear search looks at :data:`MAX_CANDIDA
 from __future__ import annotations
 
 import re
-import zoneinfo
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
 import pandas as pd
+
+from relanon.common.zones import zone_names
 
 MIN_ROWS = 50  # rows where every column of a rule is present
 MIN_DISTINCT = 5  # distinct values of each column of a linear rule
@@ -48,6 +48,9 @@ MAX_COEFFICIENT = 1000  # |whole coefficient| of a linear rule
 MAX_CANDIDATES = 30  # numeric columns searched for linear rules (cubic cost)
 SCREEN_ROWS = 2000  # rows a candidate is screened on before the exact check on every row
 ZONE_SCREEN_ROWS = 200  # rows each zone is screened on
+_COMMON_ZONES = ("UTC", "Europe/London", "Europe/Paris", "Europe/Berlin", "America/New_York", "America/Chicago",
+                 "America/Denver", "America/Los_Angeles", "America/Sao_Paulo", "Asia/Kolkata", "Asia/Shanghai",
+                 "Asia/Tokyo", "Australia/Sydney")
 PARTS = ("year", "month", "day", "hour", "minute")
 _PART_RANGES = {"year": (1, 9999), "month": (1, 12), "day": (1, 31), "hour": (0, 23), "minute": (0, 59)}
 _MONTH_DAYS = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
@@ -309,13 +312,8 @@ def _in_dtype(series: pd.Series, values: np.ndarray, present: np.ndarray) -> pd.
         out = series.copy()
         out.iloc[np.flatnonzero(present)] = dates.astype(dtype)
         return out
-    new = values[present]
-    if pd.api.types.is_integer_dtype(dtype):
-        new = np.rint(new)
+    new = np.rint(values[present]) if pd.api.types.is_integer_dtype(dtype) else values[present]
     out = series.copy()
-    if pd.api.types.is_integer_dtype(dtype) and not pd.api.types.is_extension_array_dtype(dtype):
-        out.iloc[np.flatnonzero(present)] = new.astype(dtype)
-        return out
     out.iloc[np.flatnonzero(present)] = pd.array(new).astype(dtype) if pd.api.types.is_extension_array_dtype(dtype) \
         else new.astype(dtype)
     return out.astype(dtype)
@@ -462,18 +460,11 @@ def _parts_on_clock(frame, date, sample, screen, zone, candidates, full_check: b
     return found
 
 
-@lru_cache(maxsize=1)
 def _zones() -> tuple[str, ...]:
-    """The zones tried for dates stored in UTC whose parts were read on a local clock: UTC first, then the
-    zones of the tz database's areas, a few common ones first (an area's zones agree on most dates: the first
+    """The zones tried for dates stored in UTC whose parts were read on a local clock: UTC and a few common
+    ones first, then the canonical zones of the tz database (an area's zones agree on most dates: the first
     that explains the parts is named)."""
-    common = ("UTC", "Europe/London", "Europe/Paris", "Europe/Berlin", "America/New_York", "America/Chicago",
-              "America/Denver", "America/Los_Angeles", "America/Sao_Paulo", "Asia/Kolkata", "Asia/Shanghai",
-              "Asia/Tokyo", "Australia/Sydney")
-    names = sorted(z for z in zoneinfo.available_timezones() if "/" in z and not z.startswith(("Etc/", "SystemV/"))
-                   and z.split("/")[0] in {"Africa", "America", "Antarctica", "Asia", "Atlantic", "Australia",
-                                           "Europe", "Indian", "Pacific"})
-    return (*common, *(z for z in names if z not in common))
+    return zone_names(_COMMON_ZONES, aliases=False)
 
 
 def _calendar_word(name: str) -> tuple[str, str] | None:

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import datetime
 import re
-import zoneinfo
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
+from relanon.common.zones import zone_names
 from relanon.schema.coercion import MISSING_MARKERS
 
 FORMATS_KEY = "relanon.text_formats"
@@ -202,7 +202,7 @@ def offset_rule(dates: pd.Series, offsets: pd.Series) -> str:
     pairs = pd.DataFrame({"utc": instants.tz_localize(None), "offset": offsets.to_numpy()}).drop_duplicates()
     utc, wanted = pd.DatetimeIndex(pairs["utc"]), pairs["offset"].to_numpy()
     first = slice(0, _SAMPLE)  # the first values rule most zones out cheaply
-    for name in _zone_names():
+    for name in zone_names(_RULE_ZONES):  # empty without a tz database: the offset used most
         for part in (first, slice(None)):
             local = utc[part].tz_localize("UTC").tz_convert(name).tz_localize(None)
             if not ((local - utc[part]).to_numpy() == wanted[part]).all():
@@ -213,13 +213,6 @@ def offset_rule(dates: pd.Series, offsets: pd.Series) -> str:
     most = min(counts.index[counts == counts.max()])
     minutes = int(most.total_seconds() // 60)
     return f"{'-' if minutes < 0 else '+'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
-
-
-def _zone_names() -> list[str]:
-    names = zoneinfo.available_timezones()  # empty without a tz database: the offset used most is written
-    legacy = ("Etc/", "SystemV/", "US/", "Canada/", "Mexico/", "Brazil/", "Chile/")
-    rules = [n for n in _RULE_ZONES if n in names]  # named for their rule, not a city: what is inferred here
-    return rules + sorted((n for n in names if "/" in n), key=lambda n: (n.startswith(legacy), n))
 
 
 def _offsets(suffix: pd.Series) -> pd.Series:
