@@ -205,3 +205,23 @@ def test_the_dask_engine_obeys_the_rules_batch_by_batch(tmp_path):
     released = pd.read_parquet(tmp_path / "out" / "t")
     assert len(released) == len(table)
     assert all(count == 0 for count in broken_rows(released, rules).values())
+    # both batches obey the rules of the whole table: the release notes list them, as the local engine's do
+    listed = json.loads((tmp_path / "out" / "release.json").read_text())["tables"]["t"]["column_rules"]
+    assert "hhmm = 100 * hour + minute" in listed
+    assert len(listed) == len(rules)  # each relation once, in the form the first batch found
+
+
+def test_the_notes_of_a_batched_table_list_only_the_rules_every_batch_obeys():
+    from relanon.distributed.run import rules_of_batches
+
+    hhmm = LinearRule("hhmm", ("hour", "minute"), (100, 1))
+    total, cost = LinearRule("total", ("cost", "fee"), (1, 1)), LinearRule("cost", ("fee", "total"), (-1, 1))
+    double = LinearRule("d", ("e",), (2,))
+    assert total.relation == cost.relation == (("cost", 1), ("fee", 1), ("total", -1))
+    assert double.relation == (("d", 1), ("e", -2)) and LinearRule("e", ("d",), (2,)).relation != double.relation
+    day = DatePart("day", "stamp", "day")
+    everywhere, somewhere = rules_of_batches([[total, hhmm, day], [hhmm, cost], [cost, hhmm, double]])
+    # the relation of total, cost and fee is found in every batch, solved for another column in two of them
+    assert everywhere == ("total = cost + fee", "hhmm = 100 * hour + minute")
+    assert somewhere == {"day = day of stamp": 1, "d = 2 * e": 1}
+    assert rules_of_batches([[], []]) == ((), {})

@@ -87,7 +87,7 @@ def _avatarize(job: BatchJob, path, directory, batch: int, offset: int, rng, key
     for fk in job.source_fks:
         out[SOURCE_FK + fk] = frame[fk].take(pairing).reset_index(drop=True)
     write(out, directory, batch)
-    return {"rows": n, "ncp": ncp, "rules": [str(rule) for rule in rules]}
+    return {"rows": n, "ncp": ncp, "rules": list(rules)}
 
 
 def job_groups(job: BatchJob, frame: pd.DataFrame):

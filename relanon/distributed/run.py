@@ -33,6 +33,7 @@ from relanon.distributed.space import finished_statistics, fit_space, merged_sum
 from relanon.distributed.state import Released
 from relanon.distributed.work import folder, parts_of, read_parts, work_folder, write
 from relanon.engine.batches import DEFAULT_BATCH_SIZE, check_batch_size, partition_generator, rows_searched
+from relanon.engine.column_rules import relation_of
 from relanon.engine.space_statistics import distinct_cap
 from relanon.multitable.batched import merge_key_shapes
 from relanon.multitable.pipeline import (
@@ -64,7 +65,7 @@ class NoteRelease:
     method: str
     frame: range
     k: int | None
-    column_rules: tuple = ()  # found per batch on the workers: said in the progress lines, not in the notes
+    column_rules: tuple = ()  # the rules every batch obeys (found per batch on the workers)
 
 
 @dataclass
@@ -125,7 +126,7 @@ def run(client, schema: Schema, data, out, work, *, batch_size: int | None = Non
         warnings.warn(message, SensitiveChoiceWarning, stacklevel=2)
     result = DistributedResult(
         schema=schema, location=Path(out), tables={n: r.rows for n, r in released.items()}, links=link_reports,
-        sensitive_choices=sensitive, releases={n: NoteRelease(r.method, range(r.rows), r.k) for n, r in released.items()},
+        sensitive_choices=sensitive, releases={n: NoteRelease(r.method, range(r.rows), r.k, r.column_rules) for n, r in released.items()},
         batch_size=batch_size, state=released,
     )
     with report.step("write the release") as step:
@@ -189,10 +190,30 @@ def _avatar_table(client, schema, name, tables, released, work, generators, repo
         done = batches_out.avatarize_batches(client, job, work, offsets, avatar_rngs, key_rngs)
         ncp = next((d["ncp"] for d in done if d["ncp"] is not None), None)
         step.detail = f"k={k}, {len(spec.types)} columns" if k is not None else "nothing to avatarize"
-        rules = list(dict.fromkeys(rule for d in done for rule in d.get("rules", ())))
-        if rules:
-            step.detail += f"; rules between columns obeyed: {'; '.join(rules)}"
-    return Released(name, "avatar", source.rows, sizes, spec.types, spec.weights, spec.internal, k, ncp, statistics)
+        everywhere, somewhere = rules_of_batches([d.get("rules", ()) for d in done])
+        if everywhere:
+            step.detail += f"; rules between columns obeyed: {'; '.join(everywhere)}"
+        if somewhere:
+            step.detail += ("; obeyed only in the batches whose rows obey them: "
+                            + "; ".join(f"{rule} ({n} of {len(done)} batches)" for rule, n in somewhere.items()))
+    return Released(name, "avatar", source.rows, sizes, spec.types, spec.weights, spec.internal, k, ncp, statistics,
+                    column_rules=everywhere)
+
+
+def rules_of_batches(found: list) -> tuple[tuple[str, ...], dict[str, int]]:
+    """The rules between columns found in every batch (the whole release obeys them: they go to the release
+    notes), and the others with the number of batches whose rows obey them, as text, in order of first
+    finding. A relation solved for another column in another batch (``total = cost + fee``, ``cost = -fee +
+    total``) is one rule, said as first found."""
+    said: dict = {}
+    counts: dict = {}
+    for rules in found:
+        for relation in dict.fromkeys(relation_of(rule) for rule in rules):
+            counts[relation] = counts.get(relation, 0) + 1
+        for rule in rules:
+            said.setdefault(relation_of(rule), str(rule))
+    everywhere = tuple(said[r] for r, n in counts.items() if n == len(found))
+    return everywhere, {said[r]: n for r, n in counts.items() if n < len(found)}
 
 
 def _seed_of(generator: np.random.Generator) -> np.random.SeedSequence:

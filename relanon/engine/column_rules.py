@@ -69,6 +69,15 @@ class LinearRule:
     def columns(self) -> tuple[str, ...]:
         return (self.target, *self.sources)
 
+    @property
+    def relation(self) -> tuple[tuple[str, int], ...]:
+        """The equation whatever column it is solved for: ``total = cost + fee`` and ``cost = -fee + total``
+        are one relation, ``sum(c * column) = 0`` with whole ``c`` of no common divisor, the first column's
+        positive."""
+        terms = sorted([(self.target, -1), *zip(self.sources, self.coefficients, strict=True)])
+        divisor = np.gcd.reduce([abs(c) for _, c in terms]) * (1 if terms[0][1] > 0 else -1)
+        return tuple((column, int(c // divisor)) for column, c in terms)
+
     def __str__(self) -> str:
         terms = []
         for coefficient, source in zip(self.coefficients, self.sources, strict=True):
@@ -185,6 +194,12 @@ def find_rules(frame: pd.DataFrame, types) -> tuple[ColumnRule, ...]:
     sources = [c for c in frame.columns if c in derived and c in whole]
     # a day clipped to its month before the date made of it; the linear rules may read every part
     return parts + calendars + dated + _linear_rules(frame, numeric, sources)
+
+
+def relation_of(rule: ColumnRule):
+    """What the rule says, whichever column it derives (:attr:`LinearRule.relation`; the rule itself for the
+    other kinds, which always derive the same column)."""
+    return rule.relation if isinstance(rule, LinearRule) else rule
 
 
 def obey_rules(frame: pd.DataFrame, rules) -> pd.DataFrame:
