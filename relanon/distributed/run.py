@@ -33,7 +33,7 @@ from relanon.distributed.space import finished_statistics, fit_space, merged_sum
 from relanon.distributed.state import Released
 from relanon.distributed.work import folder, parts_of, read_parts, work_folder, write
 from relanon.engine.batches import DEFAULT_BATCH_SIZE, check_batch_size, partition_generator, rows_searched
-from relanon.engine.column_rules import relation_of
+from relanon.engine.column_rules import obey_rules, relation_of
 from relanon.engine.space_statistics import distinct_cap
 from relanon.multitable.batched import merge_key_shapes
 from relanon.multitable.pipeline import (
@@ -192,7 +192,7 @@ def _avatar_table(client, schema, name, tables, released, work, generators, repo
         step.detail = f"k={k}, {len(spec.types)} columns" if k is not None else "nothing to avatarize"
         everywhere, somewhere = rules_of_batches([d.get("rules", ()) for d in done])
         if everywhere:
-            step.detail += f"; rules between columns obeyed: {'; '.join(everywhere)}"
+            step.detail += f"; rules between columns obeyed: {'; '.join(map(str, everywhere))}"
         if somewhere:
             step.detail += ("; obeyed only in the batches whose rows obey them: "
                             + "; ".join(f"{rule} ({n} of {len(done)} batches)" for rule, n in somewhere.items()))
@@ -200,20 +200,20 @@ def _avatar_table(client, schema, name, tables, released, work, generators, repo
                     column_rules=everywhere)
 
 
-def rules_of_batches(found: list) -> tuple[tuple[str, ...], dict[str, int]]:
+def rules_of_batches(found: list) -> tuple[tuple, dict[str, int]]:
     """The rules between columns found in every batch (the whole release obeys them: they go to the release
-    notes), and the others with the number of batches whose rows obey them, as text, in order of first
-    finding. A relation solved for another column in another batch (``total = cost + fee``, ``cost = -fee +
-    total``) is one rule, said as first found."""
-    said: dict = {}
+    notes, and anchored rows are repaired by them), and the others, as text, with the number of batches
+    whose rows obey them; in order of first finding. A relation solved for another column in another batch
+    (``total = cost + fee``, ``cost = -fee + total``) is one rule, in the form first found."""
+    first: dict = {}
     counts: dict = {}
     for rules in found:
         for relation in dict.fromkeys(relation_of(rule) for rule in rules):
             counts[relation] = counts.get(relation, 0) + 1
         for rule in rules:
-            said.setdefault(relation_of(rule), str(rule))
-    everywhere = tuple(said[r] for r, n in counts.items() if n == len(found))
-    return everywhere, {said[r]: n for r, n in counts.items() if n < len(found)}
+            first.setdefault(relation_of(rule), rule)
+    everywhere = tuple(first[r] for r, n in counts.items() if n == len(found))
+    return everywhere, {str(first[r]): n for r, n in counts.items() if n < len(found)}
 
 
 def _seed_of(generator: np.random.Generator) -> np.random.SeedSequence:
@@ -337,6 +337,10 @@ def _anchor_task(schema, name, work, released, rng) -> int:
     if not anchored(schema, child):
         return 0
     count = anchor_on_parents(schema, name, releases, rng)
+    # the re-drawn rows obey the rules between columns again, as the local engine repairs them after anchoring
+    repaired = obey_rules(child.enriched_avatars, released[name].column_rules)
+    for rule in released[name].column_rules:
+        child.enriched_avatars[rule.target] = repaired[rule.target]
     avatars_path = links.part(folder(work, "avatars", name), 0)
     avatars = read_parts([avatars_path])
     for column in child.enriched_avatars.columns:

@@ -24,7 +24,7 @@ class Released:
     columns: tuple = ()  # the released table's columns, in order
     fk_dtypes: dict = field(default_factory=dict)
     companion: object = None  # the sensitive table of an anatomized table
-    column_rules: tuple = ()  # the rules between columns every batch obeys (as text, for the release notes)
+    column_rules: tuple = ()  # the rules between columns every batch obeys (relanon.engine.column_rules)
 
     @property
     def n_batches(self) -> int:

@@ -102,6 +102,9 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
                            report.timings[step.label])
             )
         if anchored(schema, releases[name]):
+            # the rows it re-draws aim at their avatar values: values that obey the rules, as the Dask
+            # engine's avatars do (it applies them in each batch), so that one batch there is this release
+            obey(releases[name])
             with report.step(f"{name}: anchor on linked parents") as step:
                 step.detail = f"{anchor_on_parents(schema, name, releases, rng_anchor):,} rows re-drawn"
         if releases[name].column_rules:
