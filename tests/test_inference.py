@@ -397,6 +397,31 @@ def test_few_distinct_whole_numbers_are_categorical_with_a_note():
     assert proposed({"rows": few_rows}, "rows", "stage")[0] == "integer"  # 4 values is 20 % of the rows
 
 
+def test_numbers_stored_as_text_get_a_note_on_what_keeps_them_from_being_numbers():
+    weights = [f"{60 + i / 10:.1f}" for i in range(300)]
+    frame = pd.DataFrame({
+        "row_id": range(300),
+        "weight": ["?", "<40", "n/a", "unknown"] + weights[4:],  # n/a is missing, not a bad value
+        "cost": [w.replace(".", ",") for w in weights],  # nearly unique: not an identifier
+        "town": [f"town {i % 60}" for i in range(300)],
+    })
+    kind, notes = proposed({"rows": frame}, "rows", "weight")
+    assert kind == "categorical" and "REVIEW" in notes
+    assert "3 distinct values are not numbers" in notes and "'<40'" in notes and "declare the column continuous" in notes
+    kind, notes = proposed({"rows": frame}, "rows", "cost")
+    assert kind == "categorical" and "REVIEW" in notes and "decimal comma" in notes and "'60,0'" in notes
+    assert "REVIEW" not in proposed({"rows": frame}, "rows", "town")[1]
+    check_database(propose_schema({"rows": frame}).schema, {"rows": frame})
+
+
+def test_whole_numbers_with_missing_values_are_not_called_decimals():
+    frame = pd.DataFrame({"row_id": range(200), "stage": [1.0, 2.0, 3.0, np.nan] * 50,
+                          "dose": [250.0, 500.0, 1000.0, 750.0] * 50})
+    assert "some missing" in proposed({"rows": frame}, "rows", "stage")[1]
+    assert "stored as decimals" not in proposed({"rows": frame}, "rows", "stage")[1]
+    assert "stored as decimals" in proposed({"rows": frame}, "rows", "dose")[1]
+
+
 def test_ambiguous_text_dates_are_flagged_for_review():
     frame = pd.DataFrame({"row_id": range(20), "when": ["03/01/2021", "04/02/2021"] * 10})
     kind, notes = proposed({"rows": frame}, "rows", "when")

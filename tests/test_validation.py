@@ -158,6 +158,13 @@ def test_type_problems_say_what_to_do():
     assert "true/false, 1/0 or yes/no" in as_flag.message
 
 
+def test_numbers_with_a_decimal_comma_are_named_as_such():
+    _, [commas] = coerce({"v": "continuous"}, {"v": ["58,77", "123,39", ""]})
+    _, [mixed] = coerce({"v": "continuous"}, {"v": ["58,77", "abc"]})
+    assert "decimal comma" in commas.message and "58.77" in commas.message
+    assert "decimal comma" not in mixed.message  # only when every bad value is a decimal comma
+
+
 def test_numbers_in_a_datetime_column_are_a_problem():
     _, [problem] = coerce({"v": "datetime"}, {"v": [20200101.0, 1.5]}, from_text=False)
     assert problem.message.startswith("2 values are numbers, not dates")

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from relanon.schema import vocabulary
+from relanon.schema.coercion import MISSING_MARKERS
 
 ID_WORDS = ("id", "key", "uuid", "guid", "pk")
 WEAK_KEY_WORDS = ("code", "no", "nr", "num", "number", "ref", "reference", "identifier")
@@ -42,6 +43,10 @@ FEW_DISTINCT_SHARE = 0.05
 """... and fewer distinct values than this share of its rows is proposed as categorical."""
 NEARLY_UNIQUE = 0.9
 """Text with at least this share of distinct values among its non-missing cells is proposed as drop."""
+MOSTLY_NUMBERS = 0.9
+"""Text with at least this share of its distinct values reading as numbers gets a note on the others."""
+MISSING_WORDS = frozenset(marker.lower() for marker in MISSING_MARKERS)
+"""Cells a numeric column reads as missing (``n/a``, ``null``...): not counted against a column of numbers."""
 SMALLEST_AVATAR_TABLE = 3
 """Tables with fewer rows are kept as they are (``anonymize: {method: keep}``)."""
 DEFAULT_K = vocabulary.DEFAULT_K["avatar"]

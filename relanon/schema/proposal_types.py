@@ -18,6 +18,8 @@ from relanon.schema.proposal_rules import (
     DEFAULT_K,
     FEW_DISTINCT,
     FEW_DISTINCT_SHARE,
+    MISSING_WORDS,
+    MOSTLY_NUMBERS,
     ISO_DATE,
     MONTH_FIRST,
     NEARLY_UNIQUE,
@@ -79,7 +81,12 @@ def propose_type(table: str, column: str, values: pd.Series, near_miss: bool = F
 def _numeric_type(snake: str, present: pd.Series, n_rows: int, note) -> tuple[str, Note]:
     if pd.api.types.is_float_dtype(present.dtype) and not bool((present == np.round(present)).all()):
         return "continuous", note("numbers with decimals")
-    whole = "whole numbers" if pd.api.types.is_integer_dtype(present.dtype) else "whole numbers stored as decimals"
+    if pd.api.types.is_integer_dtype(present.dtype):
+        whole = "whole numbers"
+    elif len(present) < n_rows:  # missing cells alone make pandas read whole numbers as floats
+        whole = "whole numbers (some missing)"
+    else:
+        whole = "whole numbers stored as decimals"
     distinct = present.nunique()
     if set(present.unique().tolist()) <= {0, 1}:
         return "boolean", note(f"{whole}, only 0 and 1: a yes/no flag", review=distinct == 1)
@@ -115,6 +122,10 @@ def _text_type(snake: str, present: pd.Series, note) -> tuple[str, Note]:
         return "drop", _identifier_note(note, f"the values are {by_values}")
     if by_name is not None:
         return "drop", _identifier_note(note, f"named like {by_name} ({snake}); {distinct_text(distinct)}")
+    numbers = _numbers_in_text(uniques)
+    if numbers is not None:
+        return "categorical", note(f"{numbers}; as categories, a number fewer than min_count records hold is "
+                                   "released missing", review=True)
     if len(present) > 10 and distinct >= NEARLY_UNIQUE * len(present):
         return "drop", _identifier_note(
             note, f"text unique on nearly every row ({distinct:,} distinct of {len(present):,})")
@@ -125,6 +136,36 @@ def _text_type(snake: str, present: pd.Series, note) -> tuple[str, Note]:
     if bool(uniques.str.fullmatch(r"0\d+").any()):
         message = "codes with leading zeros, kept as text"
     return "categorical", note(f"{message}, {distinct_text(distinct)}")
+
+
+def _numbers_in_text(uniques: pd.Series) -> str | None:
+    """What keeps a column of numbers stored as text from being numbers (the note), or None.
+
+    Pandas reads a column as text when a single cell is not a number: ``weight`` with ``?`` and
+    ``<40`` among 800 numbers, or every number written with a decimal comma (``58,77``, as
+    spreadsheets in French or German save them). Proposed as categories, such a column would be
+    released with each rare number missing, and dropped when most numbers are distinct (a cost in
+    cents looks like an identifier): the note says what to fix to declare it a number.
+    """
+    values = uniques.str.strip()
+    values = values[~values.str.lower().isin(MISSING_WORDS)]
+    if len(values) < 2:
+        return None
+    points = pd.to_numeric(values, errors="coerce").notna()
+    commas = pd.to_numeric(values.str.replace(",", ".", n=1, regex=False), errors="coerce").notna()
+    decimal_comma = values.str.fullmatch(r"[-+]?\d*,\d+")
+    if bool(decimal_comma.any()) and commas.mean() >= MOSTLY_NUMBERS:
+        return (f"numbers written with a decimal comma (e.g. {_examples(values[decimal_comma])}): relanon reads a "
+                "decimal point only; write them with a decimal point, then declare the column continuous")
+    if points.mean() >= MOSTLY_NUMBERS:
+        return (f"numbers stored as text, but {(~points).sum():,} distinct values are not numbers "
+                f"(e.g. {_examples(values[~points])}): if they are codes keep categorical, else empty these cells "
+                "(a missing value) or write numbers, then declare the column continuous (integer for whole numbers)")
+    return None
+
+
+def _examples(values: pd.Series, n: int = 4) -> str:
+    return ", ".join(repr(v) for v in values.iloc[:n])
 
 
 def _identifier_note(note, why: str) -> Note:
