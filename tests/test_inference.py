@@ -445,9 +445,13 @@ def test_individual_from_the_table_name_or_personal_columns():
         "records": pd.DataFrame({"record_id": range(20), "birth_date": pd.date_range("1980-01-01", periods=20),
                                  "gender": ["F", "M"] * 10}),
         "orders": pd.DataFrame({"order_id": range(20), "amount": np.linspace(1.5, 9.5, 20)}),
+        # a plural among other words: the people are named as in "employees"
+        "Patients 2021": pd.DataFrame({"patient_key": range(20), "amount": np.linspace(1.5, 9.5, 20)}),
+        "tbl_customers": pd.DataFrame({"customer_id": range(20), "amount": np.linspace(1.5, 9.5, 20)}),
     }  # fmt: skip
     proposal = propose_schema(people)
-    assert {t.name: t.individual for t in proposal.schema} == {"employees": True, "records": True, "orders": False}
+    assert {t.name: t.individual for t in proposal.schema} == {
+        "employees": True, "records": True, "orders": False, "Patients 2021": True, "tbl_customers": True}
     for note in proposal.notes_for("employees", about="individual") + proposal.notes_for("orders", about="individual"):
         assert note.review == note.message.startswith("rows look like people")
 

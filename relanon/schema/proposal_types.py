@@ -229,7 +229,8 @@ def _all_match(uniques: pd.Series, pattern: str) -> bool:
 
 
 def propose_individual(table: str, frame: pd.DataFrame, notes: list[Note]) -> bool:
-    named = set(entity_names(table)) | set(snake_name(table).split("_"))
+    words = snake_name(table).split("_")
+    named = set(entity_names(table)) | set(words) | {singular(word) for word in words}  # tbl_patients, Patients 2021
     hint = next((w for w in PEOPLE_WORDS if w in named or singular(w) in named), None)
     personal = [c for c in frame.columns if name_words(snake_name(c)) & set(PERSONAL_COLUMN_WORDS)]
     if hint is None and len(personal) < 2:
