@@ -409,7 +409,7 @@ def test_numbers_stored_as_text_get_a_note_on_what_keeps_them_from_being_numbers
     assert kind == "categorical" and "REVIEW" in notes
     assert "3 distinct values are not numbers" in notes and "'<40'" in notes and "declare the column continuous" in notes
     kind, notes = proposed({"rows": frame}, "rows", "cost")
-    assert kind == "categorical" and "REVIEW" in notes and "decimal comma" in notes and "'60,0'" in notes
+    assert kind == "categorical" and "REVIEW" in notes and "written with a comma" in notes and "'60,0'" in notes
     assert "REVIEW" not in proposed({"rows": frame}, "rows", "town")[1]
     check_database(propose_schema({"rows": frame}).schema, {"rows": frame})
 

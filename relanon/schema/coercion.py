@@ -186,11 +186,15 @@ def _parse_numbers(text: pd.Series, *, integer: bool = False) -> tuple[pd.Series
     return numbers, unparsed
 
 
+NUMBER_WITH_COMMA = r"[-+]?(?:\d*,\d+|\d{1,3}(?:,\d{3})+(?:\.\d+)?)"
+"""A number written with a decimal comma (``58,77``) or thousands separators (``1,234.50``): not read as one."""
+
+
 def _number_todo(bad: pd.Series, kind: str) -> str:
-    """What to do about values that are not numbers; a decimal comma (``58,77``) is named as such."""
-    if len(bad) and bool(bad.astype(str).str.strip().str.fullmatch(r"[-+]?\d*,\d+").all()):
-        return ("these numbers are written with a decimal comma: write them with a decimal point "
-                "(58.77, not 58,77)")
+    """What to do about values that are not numbers; numbers written with a comma are named as such."""
+    if len(bad) and bool(bad.astype(str).str.strip().str.fullmatch(NUMBER_WITH_COMMA).all()):
+        return ("these are numbers written with a comma, which relanon reads neither as a decimal comma nor as a "
+                "thousands separator: write them with a decimal point and no separator (58.77, 1234.5)")
     return _TODO[kind]
 
 

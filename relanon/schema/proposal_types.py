@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from relanon.schema.coercion import NUMBER_WITH_COMMA
 from relanon.schema.identifiers import identifier_by_name, identifier_by_values
 from relanon.schema.model import Anonymization
 from relanon.schema.proposal_rules import (
@@ -142,21 +143,22 @@ def _numbers_in_text(uniques: pd.Series) -> str | None:
     """What keeps a column of numbers stored as text from being numbers (the note), or None.
 
     Pandas reads a column as text when a single cell is not a number: ``weight`` with ``?`` and
-    ``<40`` among 800 numbers, or every number written with a decimal comma (``58,77``, as
-    spreadsheets in French or German save them). Proposed as categories, such a column would be
+    ``<40`` among 800 numbers, or every number written with a comma (``58,77``, as spreadsheets in
+    French or German save them, or ``1,234.50``). Proposed as categories, such a column would be
     released with each rare number missing, and dropped when most numbers are distinct (a cost in
     cents looks like an identifier): the note says what to fix to declare it a number.
     """
     values = uniques.str.strip()
     values = values[~values.str.lower().isin(MISSING_WORDS)]
-    if len(values) < 2:
+    sample = values.iloc[:200]  # most text columns are far from numbers: a sample tells at once
+    if len(values) < 2 or (pd.to_numeric(sample, errors="coerce").notna() | sample.str.fullmatch(NUMBER_WITH_COMMA)).mean() < 0.5:
         return None
     points = pd.to_numeric(values, errors="coerce").notna()
-    commas = pd.to_numeric(values.str.replace(",", ".", n=1, regex=False), errors="coerce").notna()
-    decimal_comma = values.str.fullmatch(r"[-+]?\d*,\d+")
-    if bool(decimal_comma.any()) and commas.mean() >= MOSTLY_NUMBERS:
-        return (f"numbers written with a decimal comma (e.g. {_examples(values[decimal_comma])}): relanon reads a "
-                "decimal point only; write them with a decimal point, then declare the column continuous")
+    commas = values.str.fullmatch(NUMBER_WITH_COMMA)
+    if bool(commas.any()) and (points | commas).mean() >= MOSTLY_NUMBERS:
+        return (f"numbers written with a comma (e.g. {_examples(values[commas])}): relanon reads neither a decimal "
+                "comma nor a thousands separator; write them with a decimal point and no separator, then declare "
+                "the column continuous")
     if points.mean() >= MOSTLY_NUMBERS:
         return (f"numbers stored as text, but {(~points).sum():,} distinct values are not numbers "
                 f"(e.g. {_examples(values[~points])}): if they are codes keep categorical, else empty these cells "
