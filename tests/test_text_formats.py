@@ -75,6 +75,17 @@ def test_timestamps_keep_the_t_separator_and_the_z_suffix(tmp_path):
     assert written[1:] == text.splitlines()[1:]
 
 
+def test_timestamps_in_milliseconds_keep_them(tmp_path):
+    # as JavaScript's toISOString writes them; they were written 2021-06-03 20:45:17+00:00
+    schema = one_table({"utc": "datetime", "local": "datetime"})
+    text = ("id,utc,local\n"
+            "1,2021-06-03T20:45:17.000Z,2021-06-03 20:45:17.250\n"
+            "2,2021-11-14T15:22:58.123Z,\n")
+    assert round_trip(tmp_path, schema, text) == text
+    finer = pd.Series(pd.to_datetime(["2021-06-03 20:45:17.000250"]))
+    assert as_text(finer, ("datetime", "%Y-%m-%d %H:%M:%S.%3f", None)) is None  # microseconds would be lost
+
+
 def test_a_column_with_the_offsets_of_daylight_saving_is_written_in_them(tmp_path):
     schema = one_table({"d": "datetime"})
     text = ("id,d\n1,2020-03-28T10:00:00+01:00\n2,2020-03-30T10:00:00+02:00\n3,2020-10-26T09:00:00+01:00\n"
