@@ -367,6 +367,8 @@ def test_a_declared_key_that_repeats_values_is_never_a_parent_by_values():
         ([True, False] * 20, "boolean"),
         (["2021-01-03", "2022-12-31 10:30:00", None] * 10, "datetime"),
         (["31/01/2021", "01/02/2021"] * 10, "datetime"),
+        (["Jun 03, 2021", "Dec 17, 2021", None] * 10, "datetime"),  # was dropped as a likely identifier
+        (["3 June 2021 10:30", "14 February 2020 09:00"] * 10, "datetime"),
         (list(pd.date_range("2020-01-01", periods=40)), "datetime"),
         (["A+", "O-", "B+", None] * 10, "categorical"),
         (["01234", "75001"] * 20, "categorical"),

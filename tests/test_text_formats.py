@@ -64,6 +64,12 @@ def test_dates_come_back_in_the_format_of_their_column(tmp_path):
     assert written == text
 
 
+def test_dates_with_month_names_come_back_with_them(tmp_path):
+    schema = one_table({"us": "datetime", "uk": "datetime"})
+    text = "id,us,uk\n1,\"Jun 03, 2021\",03 June 2021\n2,\"Dec 17, 2021\",17 December 2021\n"
+    assert round_trip(tmp_path, schema, text) == text
+
+
 def test_timestamps_keep_the_t_separator_and_the_z_suffix(tmp_path):
     schema = one_table({"utc": "datetime", "offset": "datetime", "mixed": "datetime"})
     text = ("id,utc,offset,mixed\n"

@@ -34,6 +34,10 @@ YAML_WORDS = frozenset(("y", "n", "yes", "no", "on", "off", "true", "false", "nu
 # Patterns for pyarrow's fast regular expressions (no \s: values are stripped first).
 ISO_DATE = r"\d{4}-\d{1,2}-\d{1,2}(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?(?:Z|[+-]\d{2}:?\d{2})?"
 OTHER_DATE = r"\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}(?: \d{1,2}:\d{2}(?::\d{2})?)?"
+_MONTHS = r"(?:[Jj]an|[Ff]eb|[Mm]ar|[Aa]pr|[Mm]ay|[Jj]un|[Jj]ul|[Aa]ug|[Ss]ep|[Oo]ct|[Nn]ov|[Dd]ec)[a-z]*\.?"
+NAMED_MONTH_DATE = (rf"(?:\d{{1,2}} {_MONTHS},? \d{{4}}|{_MONTHS} \d{{1,2}},? \d{{4}})"
+                    r"(?: \d{1,2}:\d{2}(?::\d{2})?(?: ?[AaPp][Mm])?)?")
+"""``Jun 03, 2021``, ``3 June 2021``, ``June 3 2021 10:30 PM``: dates with an English month name."""
 DAY_FIRST = r"^(?:1[3-9]|2\d|3[01])[/.-]\d{1,2}[/.-]"
 MONTH_FIRST = r"^\d{1,2}[/.-](?:1[3-9]|2\d|3[01])[/.-]"
 

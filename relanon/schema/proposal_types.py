@@ -23,6 +23,7 @@ from relanon.schema.proposal_rules import (
     MISSING_WORDS,
     MONTH_FIRST,
     MOSTLY_NUMBERS,
+    NAMED_MONTH_DATE,
     NEARLY_UNIQUE,
     OTHER_DATE,
     PEOPLE_WORDS,
@@ -188,6 +189,10 @@ def _date_reading(uniques: pd.Series) -> str | None:
     uniques = uniques.str.strip()
     if _all_match(uniques, ISO_DATE) and _parse(uniques, format="ISO8601").notna().all():
         return "text that reads as dates (year first)"
+    if _all_match(uniques, NAMED_MONTH_DATE):  # Jun 03, 2021 or 3 June 2021: read as validation reads them
+        if len(uniques) <= 10_000 and _parse(uniques, format="mixed").notna().all():
+            return "text that reads as dates (month names)"
+        return None
     if not _all_match(uniques, f"{ISO_DATE}|{OTHER_DATE}"):
         return None
     shows_day, shows_month = (bool(uniques.str.contains(p).any()) for p in (DAY_FIRST, MONTH_FIRST))

@@ -34,7 +34,7 @@ _OTHER_WORD = {**dict(zip(_TRUE_WORDS, _FALSE_WORDS, strict=True)), **dict(zip(_
 _MARKERS = frozenset(marker.lower() for marker in MISSING_MARKERS)
 
 _DATES = ("%Y-%m-%d", "%d/%m/%Y", "%m/%d/%Y", "%d.%m.%Y", "%Y/%m/%d", "%d-%m-%Y", "%m-%d-%Y",
-          "%d/%m/%y", "%m/%d/%y", "%d.%m.%y")
+          "%d/%m/%y", "%m/%d/%y", "%d.%m.%y", "%b %d, %Y", "%B %d, %Y", "%d %b %Y", "%d %B %Y")
 _TIMES = ("", " %H:%M", " %H:%M:%S", " %H:%M:%S.%f", " %H:%M:%S.%3f",
           "T%H:%M", "T%H:%M:%S", "T%H:%M:%S.%f", "T%H:%M:%S.%3f")
 _MILLISECONDS = "%3f"  # milliseconds (2021-06-03T20:45:17.000Z, as JavaScript writes): always a format's end
