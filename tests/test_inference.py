@@ -554,6 +554,7 @@ def _identifier_columns(n: int = 400) -> dict[str, list]:
     return {
         "first_name": list(rng.choice(first, n)),  # named: few distinct values, still a direct identifier
         "nameLast": list(rng.choice(last, n)),
+        "doctorName": list(rng.choice([f"Dr. {name}" for name in last[:5]], n)),  # a person's name, 5 values
         "full_name": [f"{a} {b}" for a, b in zip(rng.choice(first, n), rng.choice(last, n), strict=True)],
         "contact": [f"user{i}@mail{i % 7}.org" for i in range(n)],
         "tel_number": [f"+33 6 {i // 100:02d} {i % 100:02d} {i % 89:02d} {i % 97:02d}" for i in range(n)],
@@ -585,11 +586,12 @@ def test_codes_and_categories_are_not_mistaken_for_identifiers():
         "blood": ["A+", "O-", "B+", "AB+"] * 100,
         "diagnosis": ["flu", "broken arm", "migraine", "asthma"] * 100,
         "email_verified": ["yes", "no"] * 200,  # a flag about e-mail, not an address
+        "hospital_name": ["Saint-Louis", "Necker", "Cochin", "Bichat"] * 100,  # a name, not a person's
     })
     proposal = propose_schema({"rows": frame})
     assert proposal.schema["rows"].types() == {
         "zip": "categorical", "product_code": "categorical", "blood": "categorical", "diagnosis": "categorical",
-        "email_verified": "boolean",
+        "email_verified": "boolean", "hospital_name": "categorical",
     }
 
 
