@@ -151,6 +151,8 @@ CASES = [
     Case("data-header-names-a-column-twice", validate(), 2, ("people.csv", "names column 'age' more than once"),
          lambda ws: (ws / "data" / "people.csv").write_text(
              (ws / "data" / "people.csv").read_text().replace("sex", "age", 1))),
+    Case("data-empty-file", validate(), 2, ("people.csv", "the file is empty", "header line"),
+         lambda ws: (ws / "data" / "people.csv").write_text("")),
     Case("data-not-utf8", validate(), 2, ("not UTF-8",),
          lambda ws: (ws / "data" / "people.csv").write_bytes(
              (ws / "data" / "people.csv").read_text().replace("Lyon", "Lyon\xe9").encode("latin-1"))),

@@ -89,10 +89,12 @@ def read_csv(path: Path, *, typed: bool) -> pd.DataFrame:
 
 
 def _check_header(path: Path, sep: str) -> None:
-    """Refuse a header naming a column twice: pandas would rename the second ``name.1``, and the
-    schema would be told of a column the file does not have."""
+    """Refuse an empty file, and a header naming a column twice: pandas would rename the second
+    ``name.1``, and the schema would be told of a column the file does not have."""
     with open(path, encoding="utf-8-sig", newline="") as file:
         header = next(csv.reader(file, delimiter=sep), [])
+    if not header:
+        raise ValueError("the file is empty; a table needs at least its header line (the names of its columns)")
     twice = sorted({name for name in header if name and header.count(name) > 1})  # empty ones: Unnamed: n
     if twice:
         names = ", ".join(repr(name) for name in twice)
