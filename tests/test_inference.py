@@ -424,6 +424,28 @@ def test_whole_numbers_with_missing_values_are_not_called_decimals():
     assert "stored as decimals" in proposed({"rows": frame}, "rows", "dose")[1]
 
 
+def test_categories_the_default_min_count_would_release_missing_get_a_note():
+    rng = np.random.default_rng(0)
+    doctors = pd.DataFrame({"doctor_id": range(12), "specialty": ["cardio"] * 10 + ["ent"] * 2,
+                            "grade": ["a", "b", "c"] * 4})
+    visits = pd.DataFrame({"visit_id": range(300), "doctor_id": rng.integers(0, 12, 300),
+                           "reason": ["flu", "cough"] * 150, "code": [f"C{i % 100}" for i in range(300)],
+                           "ward": ["w1"] * 100 + [f"w{i % 50}" for i in range(200)]})
+    proposal = propose_schema({"doctors": doctors, "visits": visits})
+    assert proposal.schema["doctors"].individual  # k = 10 (12 rows), and visits lie below the doctors
+
+    def notes(table, column):
+        return " ".join(str(n) for n in proposal.notes_for(table, column))
+
+    # 12 doctors, k=10: no grade is held by 10 of them; every doctor would be released without one
+    assert "REVIEW: no value is held by 10 records (the most held by 4): released entirely missing" in notes(
+        "doctors", "grade")
+    assert "released" not in notes("doctors", "specialty")  # cardio: 10 holders; ent's 2 rows are a minority
+    assert "released" not in notes("visits", "reason")
+    assert "entirely missing" in notes("visits", "code")  # 3 holders each
+    assert "65% of its values are held by fewer than 10 records" in notes("visits", "ward")
+
+
 def test_ambiguous_text_dates_are_flagged_for_review():
     frame = pd.DataFrame({"row_id": range(20), "when": ["03/01/2021", "04/02/2021"] * 10})
     kind, notes = proposed({"rows": frame}, "rows", "when")
