@@ -480,6 +480,18 @@ def test_individual_from_the_table_name_or_personal_columns():
         assert note.review == note.message.startswith("rows look like people")
 
 
+def test_a_table_named_after_the_people_it_points_to_is_not_people():
+    patients = pd.DataFrame({"patient_id": range(20), "age": range(20, 40)})
+    doctors = pd.DataFrame({"doctor_id": range(10), "grade": list("ab") * 5})
+    links = pd.DataFrame({"link_id": range(60), "patient_id": np.arange(60) % 20, "doctor_id": np.arange(60) % 10})
+    visits = pd.DataFrame({"visit_id": range(60), "patient_id": np.arange(60) % 20, "cost": np.linspace(1.5, 9.5, 60)})
+    proposal = propose_schema({"patients": patients, "doctors": doctors, "patient_doctor": links,
+                               "patient_visits": visits})
+    # a patient's link to a doctor, and a patient's visits, are not people (both were proposed individual)
+    assert {t.name: t.individual for t in proposal.schema} == {
+        "patients": True, "doctors": True, "patient_doctor": False, "patient_visits": False}
+
+
 def test_a_reference_list_gets_a_note_proposing_keep():
     db = {
         "airlines": pd.DataFrame({"carrier": [f"C{i:02d}" for i in range(20)], "alliance": ["one", "sky", "star", "-"] * 5}),

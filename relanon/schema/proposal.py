@@ -166,7 +166,7 @@ def propose_schema(database: Mapping[str, pd.DataFrame], name: str | None = None
             primary_key=keys[table],
             columns=tuple(columns),
             foreign_keys=tuple(links[table]),
-            individual=propose_individual(table, frame, notes),
+            individual=propose_individual(table, frame, notes, parents=[fk.references for fk in links[table]]),
             anonymize=propose_anonymization(table, len(frame), notes),
         )
     notes += _reference_notes(built)

@@ -235,9 +235,15 @@ def _all_match(uniques: pd.Series, pattern: str) -> bool:
 # --------------------------------------------------------------------------- table roles
 
 
-def propose_individual(table: str, frame: pd.DataFrame, notes: list[Note]) -> bool:
+def propose_individual(table: str, frame: pd.DataFrame, notes: list[Note], parents=()) -> bool:
+    """Whether a table's rows look like people: its name says so, or two of its columns are personal.
+
+    A people word naming one of the table's ``parents`` speaks of them, not of its rows:
+    ``patient_doctor`` (a patient's link to a doctor) and ``patient_visits`` are not people.
+    """
     words = snake_name(table).split("_")
     named = set(entity_names(table)) | set(words) | {singular(word) for word in words}  # tbl_patients, Patients 2021
+    named -= {name for parent in parents for name in entity_names(parent)}
     hint = next((w for w in PEOPLE_WORDS if w in named or singular(w) in named), None)
     personal = [c for c in frame.columns if name_words(snake_name(c)) & set(PERSONAL_COLUMN_WORDS)]
     if hint is None and len(personal) < 2:
