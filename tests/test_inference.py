@@ -627,6 +627,7 @@ def test_codes_and_categories_are_not_mistaken_for_identifiers():
         "zip": "categorical", "product_code": "categorical", "blood": "categorical", "diagnosis": "categorical",
         "email_verified": "boolean", "hospital_name": "categorical",
     }
+    assert not [n for n in proposal.notes if n.review and n.column in ("zip", "product_code")]  # text codes, all digits
 
 
 def test_a_release_of_the_proposal_carries_no_name():

@@ -160,7 +160,8 @@ def _numbers_in_text(uniques: pd.Series) -> str | None:
         return (f"numbers written with a comma (e.g. {_examples(values[commas])}): relanon reads neither a decimal "
                 "comma nor a thousands separator; write them with a decimal point and no separator, then declare "
                 "the column continuous")
-    if points.mean() >= MOSTLY_NUMBERS:
+    codes = bool(values.str.match(r"0\d").any())  # 01234: codes with leading zeros, whatever else they hold
+    if points.mean() >= MOSTLY_NUMBERS and not points.all() and not codes:
         return (f"numbers stored as text, but {(~points).sum():,} distinct values are not numbers "
                 f"(e.g. {_examples(values[~points])}): if they are codes keep categorical, else empty these cells "
                 "(a missing value) or write numbers, then declare the column continuous (integer for whole numbers)")
