@@ -490,6 +490,9 @@ def test_a_table_named_after_the_people_it_points_to_is_not_people():
     # a patient's link to a doctor, and a patient's visits, are not people (both were proposed individual)
     assert {t.name: t.individual for t in proposal.schema} == {
         "patients": True, "doctors": True, "patient_doctor": False, "patient_visits": False}
+    renamed = propose_schema({"Patients 2021": patients.rename(columns={"patient_id": "patient_key"}),
+                              "patient_visits": visits.rename(columns={"patient_id": "patient_key"})})
+    assert not renamed.schema["patient_visits"].individual  # the parent's words, whatever else its name holds
 
 
 def test_a_reference_list_gets_a_note_proposing_keep():

@@ -242,9 +242,7 @@ def propose_individual(table: str, frame: pd.DataFrame, notes: list[Note], paren
     A people word naming one of the table's ``parents`` speaks of them, not of its rows:
     ``patient_doctor`` (a patient's link to a doctor) and ``patient_visits`` are not people.
     """
-    words = snake_name(table).split("_")
-    named = set(entity_names(table)) | set(words) | {singular(word) for word in words}  # tbl_patients, Patients 2021
-    named -= {name for parent in parents for name in entity_names(parent)}
+    named = _names_in(table) - {name for parent in parents for name in _names_in(parent)}
     hint = next((w for w in PEOPLE_WORDS if w in named or singular(w) in named), None)
     personal = [c for c in frame.columns if name_words(snake_name(c)) & set(PERSONAL_COLUMN_WORDS)]
     if hint is None and len(personal) < 2:
@@ -265,6 +263,13 @@ def propose_individual(table: str, frame: pd.DataFrame, notes: list[Note], paren
         )
     )
     return True
+
+
+def _names_in(table: str) -> set[str]:
+    """What a table's name calls its rows: ``patients``, ``patient``, and each word of ``tbl_patients``
+    or ``Patients 2021`` with its singular."""
+    words = snake_name(table).split("_")
+    return set(entity_names(table)) | set(words) | {singular(word) for word in words}
 
 
 def propose_anonymization(table: str, n_rows: int, notes: list[Note]) -> Anonymization:
