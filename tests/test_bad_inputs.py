@@ -148,6 +148,11 @@ CASES = [
          lambda ws: edit_csv(ws, "visits", lambda f: f.assign(cost=["twelve"] + list(f.cost[1:])))),
     Case("data-row-longer-than-header", validate(), 2, ("people.csv", "line 14", "saw 6"),
          lambda ws: (ws / "data" / "people.csv").write_text((ws / "data" / "people.csv").read_text() + "1,2,3,4,5,6\n")),
+    Case("data-header-names-a-column-twice", validate(), 2, ("people.csv", "names column 'age' more than once"),
+         lambda ws: (ws / "data" / "people.csv").write_text(
+             (ws / "data" / "people.csv").read_text().replace("sex", "age", 1))),
+    Case("data-empty-file", validate(), 2, ("people.csv", "the file is empty", "header line"),
+         lambda ws: (ws / "data" / "people.csv").write_text("")),
     Case("data-not-utf8", validate(), 2, ("not UTF-8",),
          lambda ws: (ws / "data" / "people.csv").write_bytes(
              (ws / "data" / "people.csv").read_text().replace("Lyon", "Lyon\xe9").encode("latin-1"))),

@@ -367,6 +367,8 @@ def test_a_declared_key_that_repeats_values_is_never_a_parent_by_values():
         ([True, False] * 20, "boolean"),
         (["2021-01-03", "2022-12-31 10:30:00", None] * 10, "datetime"),
         (["31/01/2021", "01/02/2021"] * 10, "datetime"),
+        (["Jun 03, 2021", "Dec 17, 2021", None] * 10, "datetime"),  # was dropped as a likely identifier
+        (["3 June 2021 10:30", "14 February 2020 09:00"] * 10, "datetime"),
         (list(pd.date_range("2020-01-01", periods=40)), "datetime"),
         (["A+", "O-", "B+", None] * 10, "categorical"),
         (["01234", "75001"] * 20, "categorical"),
@@ -397,6 +399,53 @@ def test_few_distinct_whole_numbers_are_categorical_with_a_note():
     assert proposed({"rows": few_rows}, "rows", "stage")[0] == "integer"  # 4 values is 20 % of the rows
 
 
+def test_numbers_stored_as_text_get_a_note_on_what_keeps_them_from_being_numbers():
+    weights = [f"{60 + i / 10:.1f}" for i in range(300)]
+    frame = pd.DataFrame({
+        "row_id": range(300),
+        "weight": ["?", "<40", "n/a", "unknown"] + weights[4:],  # n/a is missing, not a bad value
+        "cost": [w.replace(".", ",") for w in weights],  # nearly unique: not an identifier
+        "town": [f"town {i % 60}" for i in range(300)],
+    })
+    kind, notes = proposed({"rows": frame}, "rows", "weight")
+    assert kind == "categorical" and "REVIEW" in notes
+    assert "3 distinct values are not numbers" in notes and "'<40'" in notes and "declare the column continuous" in notes
+    kind, notes = proposed({"rows": frame}, "rows", "cost")
+    assert kind == "categorical" and "REVIEW" in notes and "written with a comma" in notes and "'60,0'" in notes
+    assert "REVIEW" not in proposed({"rows": frame}, "rows", "town")[1]
+    check_database(propose_schema({"rows": frame}).schema, {"rows": frame})
+
+
+def test_whole_numbers_with_missing_values_are_not_called_decimals():
+    frame = pd.DataFrame({"row_id": range(200), "stage": [1.0, 2.0, 3.0, np.nan] * 50,
+                          "dose": [250.0, 500.0, 1000.0, 750.0] * 50})
+    assert "some missing" in proposed({"rows": frame}, "rows", "stage")[1]
+    assert "stored as decimals" not in proposed({"rows": frame}, "rows", "stage")[1]
+    assert "stored as decimals" in proposed({"rows": frame}, "rows", "dose")[1]
+
+
+def test_categories_the_default_min_count_would_release_missing_get_a_note():
+    rng = np.random.default_rng(0)
+    doctors = pd.DataFrame({"doctor_id": range(12), "specialty": ["cardio"] * 10 + ["ent"] * 2,
+                            "grade": ["a", "b", "c"] * 4})
+    visits = pd.DataFrame({"visit_id": range(300), "doctor_id": rng.integers(0, 12, 300),
+                           "reason": ["flu", "cough"] * 150, "code": [f"C{i % 100}" for i in range(300)],
+                           "ward": ["w1"] * 100 + [f"w{i % 50}" for i in range(200)]})
+    proposal = propose_schema({"doctors": doctors, "visits": visits})
+    assert proposal.schema["doctors"].individual  # k = 10 (12 rows), and visits lie below the doctors
+
+    def notes(table, column):
+        return " ".join(str(n) for n in proposal.notes_for(table, column))
+
+    # 12 doctors, k=10: no grade is held by 10 of them; every doctor would be released without one
+    assert "REVIEW: no value is held by 10 records (the most held by 4): released entirely missing" in notes(
+        "doctors", "grade")
+    assert "released" not in notes("doctors", "specialty")  # cardio: 10 holders; ent's 2 rows are a minority
+    assert "released" not in notes("visits", "reason")
+    assert "entirely missing" in notes("visits", "code")  # 3 holders each
+    assert "65% of its values are held by fewer than 10 records" in notes("visits", "ward")
+
+
 def test_ambiguous_text_dates_are_flagged_for_review():
     frame = pd.DataFrame({"row_id": range(20), "when": ["03/01/2021", "04/02/2021"] * 10})
     kind, notes = proposed({"rows": frame}, "rows", "when")
@@ -420,11 +469,30 @@ def test_individual_from_the_table_name_or_personal_columns():
         "records": pd.DataFrame({"record_id": range(20), "birth_date": pd.date_range("1980-01-01", periods=20),
                                  "gender": ["F", "M"] * 10}),
         "orders": pd.DataFrame({"order_id": range(20), "amount": np.linspace(1.5, 9.5, 20)}),
+        # a plural among other words: the people are named as in "employees"
+        "Patients 2021": pd.DataFrame({"patient_key": range(20), "amount": np.linspace(1.5, 9.5, 20)}),
+        "tbl_customers": pd.DataFrame({"customer_id": range(20), "amount": np.linspace(1.5, 9.5, 20)}),
     }  # fmt: skip
     proposal = propose_schema(people)
-    assert {t.name: t.individual for t in proposal.schema} == {"employees": True, "records": True, "orders": False}
+    assert {t.name: t.individual for t in proposal.schema} == {
+        "employees": True, "records": True, "orders": False, "Patients 2021": True, "tbl_customers": True}
     for note in proposal.notes_for("employees", about="individual") + proposal.notes_for("orders", about="individual"):
         assert note.review == note.message.startswith("rows look like people")
+
+
+def test_a_table_named_after_the_people_it_points_to_is_not_people():
+    patients = pd.DataFrame({"patient_id": range(20), "age": range(20, 40)})
+    doctors = pd.DataFrame({"doctor_id": range(10), "grade": list("ab") * 5})
+    links = pd.DataFrame({"link_id": range(60), "patient_id": np.arange(60) % 20, "doctor_id": np.arange(60) % 10})
+    visits = pd.DataFrame({"visit_id": range(60), "patient_id": np.arange(60) % 20, "cost": np.linspace(1.5, 9.5, 60)})
+    proposal = propose_schema({"patients": patients, "doctors": doctors, "patient_doctor": links,
+                               "patient_visits": visits})
+    # a patient's link to a doctor, and a patient's visits, are not people (both were proposed individual)
+    assert {t.name: t.individual for t in proposal.schema} == {
+        "patients": True, "doctors": True, "patient_doctor": False, "patient_visits": False}
+    renamed = propose_schema({"Patients 2021": patients.rename(columns={"patient_id": "patient_key"}),
+                              "patient_visits": visits.rename(columns={"patient_id": "patient_key"})})
+    assert not renamed.schema["patient_visits"].individual  # the parent's words, whatever else its name holds
 
 
 def test_a_reference_list_gets_a_note_proposing_keep():
@@ -523,6 +591,7 @@ def _identifier_columns(n: int = 400) -> dict[str, list]:
     return {
         "first_name": list(rng.choice(first, n)),  # named: few distinct values, still a direct identifier
         "nameLast": list(rng.choice(last, n)),
+        "doctorName": list(rng.choice([f"Dr. {name}" for name in last[:5]], n)),  # a person's name, 5 values
         "full_name": [f"{a} {b}" for a, b in zip(rng.choice(first, n), rng.choice(last, n), strict=True)],
         "contact": [f"user{i}@mail{i % 7}.org" for i in range(n)],
         "tel_number": [f"+33 6 {i // 100:02d} {i % 100:02d} {i % 89:02d} {i % 97:02d}" for i in range(n)],
@@ -554,12 +623,14 @@ def test_codes_and_categories_are_not_mistaken_for_identifiers():
         "blood": ["A+", "O-", "B+", "AB+"] * 100,
         "diagnosis": ["flu", "broken arm", "migraine", "asthma"] * 100,
         "email_verified": ["yes", "no"] * 200,  # a flag about e-mail, not an address
+        "hospital_name": ["Saint-Louis", "Necker", "Cochin", "Bichat"] * 100,  # a name, not a person's
     })
     proposal = propose_schema({"rows": frame})
     assert proposal.schema["rows"].types() == {
         "zip": "categorical", "product_code": "categorical", "blood": "categorical", "diagnosis": "categorical",
-        "email_verified": "boolean",
+        "email_verified": "boolean", "hospital_name": "categorical",
     }
+    assert not [n for n in proposal.notes if n.review and n.column in ("zip", "product_code")]  # text codes, all digits
 
 
 def test_a_release_of_the_proposal_carries_no_name():

@@ -300,6 +300,28 @@ def test_string_keys_stay_strings_and_never_keep_their_value():
     result = run(schema, database)
     assert_valid_release(schema, database, result)
     assert result.tables["patients"]["id"].str.fullmatch(r"P\d{4}").all()
+    # V0 to V149 have no fixed width: the new keys are not padded either (V1, never V001)
+    assert result.tables["visits"]["id"].str.fullmatch(r"V[1-9]\d*").all()
+
+
+@pytest.mark.parametrize("originals", [[f"RX-{i}" for i in range(1, 31)], [f"P{i:03d}" for i in range(30)],
+                                       [f"A{i}" for i in range(100, 130)]])
+def test_new_text_keys_are_padded_as_the_originals_whole_or_batch_by_batch(originals):
+    from functools import reduce
+
+    from relanon.multitable.batched import batch_keys, key_shape, merge_key_shapes
+    from relanon.multitable.keys import new_keys
+
+    original = pd.Series(originals, dtype=object)
+    sources = np.array(["none"] * len(original), dtype=object)  # no clash: nothing is swapped
+    whole = new_keys(original, sources, np.random.default_rng(0))
+    shape = reduce(merge_key_shapes, [key_shape(original.iloc[i : i + 7]) for i in range(0, 30, 7)])
+    batched = pd.concat([batch_keys(shape, object, i, sources[i : i + 7], 30, np.random.default_rng(0))
+                         for i in range(0, 30, 7)], ignore_index=True)
+    assert whole.tolist() == batched.tolist()
+    padded = originals[0] in ("P000", "A100")
+    assert whole.str.len().nunique() == (1 if padded else 2)  # RX-1 .. RX-30: RX-1, never RX-01
+    assert whole.str.replace(r"\d", "9", regex=True).isin(original.str.replace(r"\d", "9", regex=True)).all()
 
 
 def test_too_small_tables_are_refused_before_any_work():

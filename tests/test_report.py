@@ -446,5 +446,7 @@ def test_only_a_projected_table_warns_about_its_axes(method, caplog, recwarn):
     if method != "avatar":  # real records, not projected: no warning, and a sentence instead of the picture
         assert axes_warnings == []
         assert f"(method {method}), not projected: no factor-space picture" in html
-    else:
-        assert axes_warnings and "lookup" in axes_warnings[0].getMessage()
+    else:  # said of the picture, whose 2 axes are its own: not a call to change the table's ncp (it was)
+        [warning] = axes_warnings
+        assert "lookup" in warning.getMessage() and "picture" in warning.getMessage()
+        assert "ncp: auto avoids it" not in warning.getMessage()

@@ -64,6 +64,12 @@ def test_dates_come_back_in_the_format_of_their_column(tmp_path):
     assert written == text
 
 
+def test_dates_with_month_names_come_back_with_them(tmp_path):
+    schema = one_table({"us": "datetime", "uk": "datetime"})
+    text = "id,us,uk\n1,\"Jun 03, 2021\",03 June 2021\n2,\"Dec 17, 2021\",17 December 2021\n"
+    assert round_trip(tmp_path, schema, text) == text
+
+
 def test_timestamps_keep_the_t_separator_and_the_z_suffix(tmp_path):
     schema = one_table({"utc": "datetime", "offset": "datetime", "mixed": "datetime"})
     text = ("id,utc,offset,mixed\n"
@@ -73,6 +79,17 @@ def test_timestamps_keep_the_t_separator_and_the_z_suffix(tmp_path):
     # offsets that differ within a column are read on UTC and written back with a zone rule that fits them
     # (before: on UTC, 2022-05-29T08:33:00+00:00 and 2022-01-29T09:33:00+00:00)
     assert written[1:] == text.splitlines()[1:]
+
+
+def test_timestamps_in_milliseconds_keep_them(tmp_path):
+    # as JavaScript's toISOString writes them; they were written 2021-06-03 20:45:17+00:00
+    schema = one_table({"utc": "datetime", "local": "datetime"})
+    text = ("id,utc,local\n"
+            "1,2021-06-03T20:45:17.000Z,2021-06-03 20:45:17.250\n"
+            "2,2021-11-14T15:22:58.123Z,\n")
+    assert round_trip(tmp_path, schema, text) == text
+    finer = pd.Series(pd.to_datetime(["2021-06-03 20:45:17.000250"]))
+    assert as_text(finer, ("datetime", "%Y-%m-%d %H:%M:%S.%3f", None)) is None  # microseconds would be lost
 
 
 def test_a_column_with_the_offsets_of_daylight_saving_is_written_in_them(tmp_path):

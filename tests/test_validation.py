@@ -158,6 +158,15 @@ def test_type_problems_say_what_to_do():
     assert "true/false, 1/0 or yes/no" in as_flag.message
 
 
+def test_numbers_written_with_a_comma_are_named_as_such():
+    _, [commas] = coerce({"v": "continuous"}, {"v": ["58,77", "123,39", ""]})
+    _, [thousands] = coerce({"v": "continuous"}, {"v": ["1,234.50", "12,500", "7"]})
+    _, [mixed] = coerce({"v": "continuous"}, {"v": ["58,77", "abc"]})
+    for problem in (commas, thousands):
+        assert "written with a comma" in problem.message and "decimal point and no separator" in problem.message
+    assert "written with a comma" not in mixed.message  # only when every bad value is a number with a comma
+
+
 def test_numbers_in_a_datetime_column_are_a_problem():
     _, [problem] = coerce({"v": "datetime"}, {"v": [20200101.0, 1.5]}, from_text=False)
     assert problem.message.startswith("2 values are numbers, not dates")

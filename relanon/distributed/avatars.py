@@ -10,6 +10,7 @@ reaches the release).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -57,10 +58,23 @@ def avatarize_batches(client, job: BatchJob, work, offsets, generators, key_gene
     futures = [client.submit(_avatarize, scattered, str(folder(work, "batches", name, f"part.{b:05d}.parquet")),
                              str(folder(work, "avatars", name)), b, int(offset), rng, key_rng, pure=False)
                for b, (offset, rng, key_rng) in enumerate(zip(offsets, generators, key_generators, strict=True))]
-    return client.gather(futures)
+    done = client.gather(futures)
+    # the workers' warnings (a column released missing for its rare values), once each, where the user reads
+    # them: in a worker process they were printed with their source line, unlike every other warning
+    for message in dict.fromkeys(message for d in done for message in d.pop("warnings", ())):
+        warnings.warn(message, UserWarning, stacklevel=2)
+    return done
 
 
-def _avatarize(job: BatchJob, path, directory, batch: int, offset: int, rng, key_rng) -> dict:
+def _avatarize(job: BatchJob, *args) -> dict:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        done = _avatarize_batch(job, *args)
+    done["warnings"] = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+    return done
+
+
+def _avatarize_batch(job: BatchJob, path, directory, batch: int, offset: int, rng, key_rng) -> dict:
     table = job.table
     frame = read_parts([path])
     n = len(frame)

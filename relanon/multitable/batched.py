@@ -3,7 +3,7 @@ for a whole table.
 
 A released table is written batch after batch; its row ``r`` (counted over all batches) gets the key the
 whole-table run would give its row ``r``: ``r + 1`` for integer keys, ``P00..0{r + 1}`` for text keys of
-one shape (prefix and digits), a random UUID otherwise. The shape of the original keys is read batch by
+one shape (prefix and digits, padded to a width only when the originals are), a random UUID otherwise. The shape of the original keys is read batch by
 batch (:func:`key_shape`, :func:`merge_key_shapes`); a row whose new key would equal the key of the
 record it comes from swaps keys within its batch (keys are unique over the table, so a swap within a
 batch never makes a duplicate). With one batch, :func:`batch_keys` returns exactly what ``new_keys`` does.
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from relanon.multitable.keys import avoid_source_keys
+from relanon.multitable.keys import avoid_source_keys, key_width
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,8 @@ class KeyShape:
     shaped: bool = True  # every text key is a prefix followed by digits
     prefixes: tuple = ()  # distinct prefixes (two at most are kept: more than one means no shape)
     digits: int = 0  # the longest run of digits
+    shortest: int = 0  # the shortest run of digits
+    leading_zero: bool = False  # some key's digits start with a 0: the keys are padded
 
 
 def key_shape(original: pd.Series) -> KeyShape:
@@ -37,22 +39,25 @@ def key_shape(original: pd.Series) -> KeyShape:
     Examples
     --------
     >>> key_shape(pd.Series(["P001", "P017"], dtype=object))
-    KeyShape(integer=False, values=2, shaped=True, prefixes=('P',), digits=3)
+    KeyShape(integer=False, values=2, shaped=True, prefixes=('P',), digits=3, shortest=3, leading_zero=True)
     """
     if pd.api.types.is_integer_dtype(original.dtype):
         return KeyShape(integer=True)
     values = original.dropna().astype(str)
     shape = values.str.extract(r"^(\D*)(\d+)$")
     prefixes = tuple(sorted(shape[0].dropna().unique()))[:2]
-    digits = int(shape[1].str.len().max()) if len(values) and shape[1].notna().any() else 0
-    return KeyShape(False, len(values), bool(shape[1].notna().all()), prefixes, digits)
+    lengths = shape[1].dropna().str.len()
+    digits, shortest = (int(lengths.max()), int(lengths.min())) if len(lengths) else (0, 0)
+    return KeyShape(False, len(values), bool(shape[1].notna().all()), prefixes, digits, shortest,
+                    bool(shape[1].str.match(r"0\d").fillna(False).any()))
 
 
 def merge_key_shapes(a: KeyShape, b: KeyShape) -> KeyShape:
     if a.integer or b.integer:
         return KeyShape(integer=True)
+    shortest = min((s for s in (a.shortest, b.shortest) if s), default=0)  # 0: a batch without digits
     return KeyShape(False, a.values + b.values, a.shaped and b.shaped, tuple(sorted(set(a.prefixes) | set(b.prefixes)))[:2],
-                    max(a.digits, b.digits))
+                    max(a.digits, b.digits), shortest, a.leading_zero or b.leading_zero)
 
 
 def batch_keys(shape: KeyShape, dtype, offset: int, source_keys: np.ndarray, n_total: int,
@@ -69,7 +74,7 @@ def batch_keys(shape: KeyShape, dtype, offset: int, source_keys: np.ndarray, n_t
     if shape.integer:
         keys = np.arange(offset + 1, offset + n + 1, dtype="int64")
     elif shape.values and shape.shaped and len(shape.prefixes) == 1:
-        width = max(shape.digits, len(str(n_total)))
+        width = key_width(shape.digits, shape.shortest, shape.leading_zero, n_total)
         keys = np.array([f"{shape.prefixes[0]}{i:0{width}d}" for i in range(offset + 1, offset + n + 1)], dtype=object)
     else:
         keys = np.array([str(uuid.UUID(bytes=rng.bytes(16), version=4)) for _ in range(n)], dtype=object)

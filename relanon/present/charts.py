@@ -9,7 +9,9 @@ canvas: pyplot, its global figure list and the user's backend are never touched.
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
+import logging
 import math
 from dataclasses import dataclass
 
@@ -25,6 +27,8 @@ from relanon.metrics.signal import column_bins, column_values
 from relanon.multitable.views import STANDALONE
 from relanon.present.sections import escape, link_label
 from relanon.schema.graph import all_links
+
+logger = logging.getLogger(__name__)
 
 INSTALL_HINT = 'pip install "relanon[report]"'
 
@@ -373,7 +377,8 @@ def _factor_figure(original: pd.DataFrame, released: pd.DataFrame, types: dict, 
     weights = {c.name: c.weight for c in table.released_columns if c.name in types}
     try:
         space = FactorSpace(types, n_components=2, weights=weights, random_state=PICTURE_SEED, name=table.name)
-        space.fit(_sample(original, FIT_SAMPLE))
+        with _axes_warnings_of_the_picture(table.name):
+            space.fit(_sample(original, FIT_SAMPLE))
         if space.n_components_ < 2:
             return f"{table.name}: the factor space has a single dimension: no scatter plot."
         o_coords = space.transform(_sample(original, SCATTER_SAMPLE))
@@ -389,6 +394,40 @@ def _factor_figure(original: pd.DataFrame, released: pd.DataFrame, types: dict, 
     axes.set_ylabel(f"dimension 2 ({100 * inertia[1]:.1f}% of inertia)", fontsize=9)
     axes.legend(fontsize=8, markerscale=3)
     return figure
+
+
+@contextlib.contextmanager
+def _axes_warnings_of_the_picture(name: str):
+    """The space's warnings about the picture's two axes, said of the picture.
+
+    Its two axes are the picture's own choice, not the table's ``ncp``: the space's warning, "ncp=2
+    ends inside a group of equal eigenvalues: the neighbours depend on which basis ...; ncp: auto
+    avoids it", sent a user whose release used ``ncp: auto`` (12 doctors) to a setting that changes
+    nothing. What is true of the picture is said instead.
+    """
+    held = _Held()
+    space_logger = logging.getLogger(FactorSpace.__module__)
+    space_logger.addFilter(held)
+    try:
+        yield
+    finally:
+        space_logger.removeFilter(held)
+    if held.records:
+        logger.warning("table %r: the report's factor-space picture draws 2 axes out of a group of equal "
+                       "eigenvalues: which 2 is arbitrary, so the clouds may be turned differently on another "
+                       "machine; the release is not concerned (its ncp is chosen apart)", name)
+
+
+class _Held(logging.Filter):
+    """Keeps the records of a logger instead of letting them through."""
+
+    def __init__(self):
+        super().__init__()
+        self.records = []
+
+    def filter(self, record) -> bool:
+        self.records.append(record)
+        return False
 
 
 def _sample(frame: pd.DataFrame, size: int) -> pd.DataFrame:

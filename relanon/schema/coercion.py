@@ -136,7 +136,8 @@ def _to_continuous(series: pd.Series, from_text: bool):
     if _is_number(values.dtype) or _is_bool(values.dtype):
         return pd.Series(values.to_numpy(dtype="float64", na_value=np.nan), index=series.index), []
     numbers, unparsed = _parse_numbers(values)
-    issue = Issue(_bad(series, unparsed), "is not a number|are not numbers", _TODO["continuous"])
+    bad = _bad(series, unparsed)
+    issue = Issue(bad, "is not a number|are not numbers", _number_todo(bad, "continuous"))
     return numbers, _nonempty([issue])
 
 
@@ -149,7 +150,8 @@ def _to_integer(series: pd.Series, from_text: bool):
         values = values.astype("Int64")
     elif not _is_number(values.dtype):
         values, unparsed = _parse_numbers(values, integer=True)
-        issues.append(Issue(_bad(series, unparsed), "is not a number|are not numbers", _TODO["integer"]))
+        bad = _bad(series, unparsed)
+        issues.append(Issue(bad, "is not a number|are not numbers", _number_todo(bad, "integer")))
     whole, not_whole = _whole_numbers(values)
     issues.append(
         Issue(_bad(series, not_whole), "is not a whole number|are not whole numbers", _TODO["integer"])
@@ -182,6 +184,18 @@ def _parse_numbers(text: pd.Series, *, integer: bool = False) -> tuple[pd.Series
     unparsed = failed.copy()
     unparsed[failed] = ~_is_marker(text[failed]).to_numpy()
     return numbers, unparsed
+
+
+NUMBER_WITH_COMMA = r"[-+]?(?:\d*,\d+|\d{1,3}(?:,\d{3})+(?:\.\d+)?)"
+"""A number written with a decimal comma (``58,77``) or thousands separators (``1,234.50``): not read as one."""
+
+
+def _number_todo(bad: pd.Series, kind: str) -> str:
+    """What to do about values that are not numbers; numbers written with a comma are named as such."""
+    if len(bad) and bool(bad.astype(str).str.strip().str.fullmatch(NUMBER_WITH_COMMA).all()):
+        return ("these are numbers written with a comma, which relanon reads neither as a decimal comma nor as a "
+                "thousands separator: write them with a decimal point and no separator (58.77, 1234.5)")
+    return _TODO[kind]
 
 
 def _is_marker(text: pd.Series) -> pd.Series:

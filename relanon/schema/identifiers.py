@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from relanon.schema.proposal_rules import PEOPLE_WORDS, singular
+
 __all__ = ["identifier_by_name", "identifier_by_values"]
 
 # What each kind is called in a note, and the words of a column name that announce it.
@@ -78,6 +80,8 @@ def identifier_by_name(snake: str, *, numbers: bool = False) -> str | None:
     --------
     >>> identifier_by_name("name_first"), identifier_by_name("city")
     ("people's names", None)
+    >>> identifier_by_name("doctor_name"), identifier_by_name("hospital_name")
+    ("people's names", None)
     >>> identifier_by_name("phone", numbers=True), identifier_by_name("email_count", numbers=True)
     ('phone numbers', None)
     """
@@ -85,6 +89,8 @@ def identifier_by_name(snake: str, *, numbers: bool = False) -> str | None:
     found = {*words, *("_".join(words[i : i + 2]) for i in range(len(words) - 1)), snake}
     if snake in ("name", "names"):
         return None if numbers else _PERSON_NAME
+    if not numbers and words[-1] in ("name", "names") and {singular(w) for w in words[:-1]} & set(PEOPLE_WORDS):
+        return _PERSON_NAME  # doctor_name, patient_name, customer_name (hospital_name is not one)
     for kind, names in _NAME_WORDS.items():
         if numbers and kind not in _NUMBER_KINDS:
             continue

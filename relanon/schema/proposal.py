@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from relanon.common.errors import DataError, ParameterError, Problem
+from relanon.schema.graph import about_people
 from relanon.schema.model import Column, Schema, Table, load_schema
 from relanon.schema.proposal_keys import declared_primary_key, propose_foreign_keys, propose_primary_key
 from relanon.schema.proposal_rules import (
@@ -165,11 +166,12 @@ def propose_schema(database: Mapping[str, pd.DataFrame], name: str | None = None
             primary_key=keys[table],
             columns=tuple(columns),
             foreign_keys=tuple(links[table]),
-            individual=propose_individual(table, frame, notes),
+            individual=propose_individual(table, frame, notes, parents=[fk.references for fk in links[table]]),
             anonymize=propose_anonymization(table, len(frame), notes),
         )
     notes += _reference_notes(built)
     schema = Schema(tables=built, name=name)
+    notes += _rare_value_notes(schema, tables)
     load_schema(schema.to_dict())  # a proposal that the loader refuses would be a bug here, not the user's
     order = {t: i for i, t in enumerate(tables)}
     notes.sort(key=lambda n: order[n.table])  # stable: within a table, notes keep their order of discovery
@@ -193,6 +195,34 @@ def _reference_notes(tables: Mapping[str, Table]) -> list[Note]:
         if name in referenced and not table.individual and not table.foreign_keys
         and table.anonymize.method == "avatar"
     ]
+
+
+def _rare_value_notes(schema: Schema, tables: Mapping[str, pd.DataFrame]) -> list[Note]:
+    """A review note for each category column of a table about people that the default ``min_count``
+    (the table's k) would release mostly or entirely missing: the run warns of it, but only after the
+    work (12 doctors, k=10, ``specialty`` with 7 holders at most: every doctor released without one)."""
+    notes = []
+    for name, table in schema.tables.items():
+        if table.anonymize.method != "avatar" or not about_people(schema, name):
+            continue
+        k = min(table.anonymize.k_or_default, len(tables[name]) - 1)  # as the run lowers it
+        for column in table.columns:
+            if column.type not in ("categorical", "boolean"):
+                continue
+            counts = tables[name][column.name].value_counts()
+            if counts.empty or k < 2:
+                continue
+            rare = counts[counts < k].sum() / counts.sum()
+            if rare == 1:
+                what = f"no value is held by {k} records (the most held by {counts.max()}): released entirely missing"
+            elif rare > 0.5:
+                what = f"{rare:.0%} of its values are held by fewer than {k} records: released missing"
+            else:
+                continue
+            notes.append(Note(name, column.name, f"{what} (min_count defaults to k = {k} for a table about people); "
+                              "coarsen or drop it, or set its min_count lower if values that few people share "
+                              "may be published", review=True))
+    return notes
 
 
 # --------------------------------------------------------------------------- input

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from relanon.schema import vocabulary
+from relanon.schema.coercion import MISSING_MARKERS
 
 ID_WORDS = ("id", "key", "uuid", "guid", "pk")
 WEAK_KEY_WORDS = ("code", "no", "nr", "num", "number", "ref", "reference", "identifier")
@@ -33,6 +34,10 @@ YAML_WORDS = frozenset(("y", "n", "yes", "no", "on", "off", "true", "false", "nu
 # Patterns for pyarrow's fast regular expressions (no \s: values are stripped first).
 ISO_DATE = r"\d{4}-\d{1,2}-\d{1,2}(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?(?:Z|[+-]\d{2}:?\d{2})?"
 OTHER_DATE = r"\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}(?: \d{1,2}:\d{2}(?::\d{2})?)?"
+_MONTHS = r"(?:[Jj]an|[Ff]eb|[Mm]ar|[Aa]pr|[Mm]ay|[Jj]un|[Jj]ul|[Aa]ug|[Ss]ep|[Oo]ct|[Nn]ov|[Dd]ec)[a-z]*\.?"
+NAMED_MONTH_DATE = (rf"(?:\d{{1,2}} {_MONTHS},? \d{{4}}|{_MONTHS} \d{{1,2}},? \d{{4}})"
+                    r"(?: \d{1,2}:\d{2}(?::\d{2})?(?: ?[AaPp][Mm])?)?")
+"""``Jun 03, 2021``, ``3 June 2021``, ``June 3 2021 10:30 PM``: dates with an English month name."""
 DAY_FIRST = r"^(?:1[3-9]|2\d|3[01])[/.-]\d{1,2}[/.-]"
 MONTH_FIRST = r"^\d{1,2}[/.-](?:1[3-9]|2\d|3[01])[/.-]"
 
@@ -42,6 +47,10 @@ FEW_DISTINCT_SHARE = 0.05
 """... and fewer distinct values than this share of its rows is proposed as categorical."""
 NEARLY_UNIQUE = 0.9
 """Text with at least this share of distinct values among its non-missing cells is proposed as drop."""
+MOSTLY_NUMBERS = 0.9
+"""Text with at least this share of its distinct values reading as numbers gets a note on the others."""
+MISSING_WORDS = frozenset(marker.lower() for marker in MISSING_MARKERS)
+"""Cells a numeric column reads as missing (``n/a``, ``null``...): not counted against a column of numbers."""
 SMALLEST_AVATAR_TABLE = 3
 """Tables with fewer rows are kept as they are (``anonymize: {method: keep}``)."""
 DEFAULT_K = vocabulary.DEFAULT_K["avatar"]

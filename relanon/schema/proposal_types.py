@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from relanon.schema.coercion import NUMBER_WITH_COMMA
 from relanon.schema.identifiers import identifier_by_name, identifier_by_values
 from relanon.schema.model import Anonymization
 from relanon.schema.proposal_rules import (
@@ -19,7 +20,10 @@ from relanon.schema.proposal_rules import (
     FEW_DISTINCT,
     FEW_DISTINCT_SHARE,
     ISO_DATE,
+    MISSING_WORDS,
     MONTH_FIRST,
+    MOSTLY_NUMBERS,
+    NAMED_MONTH_DATE,
     NEARLY_UNIQUE,
     OTHER_DATE,
     PEOPLE_WORDS,
@@ -79,7 +83,12 @@ def propose_type(table: str, column: str, values: pd.Series, near_miss: bool = F
 def _numeric_type(snake: str, present: pd.Series, n_rows: int, note) -> tuple[str, Note]:
     if pd.api.types.is_float_dtype(present.dtype) and not bool((present == np.round(present)).all()):
         return "continuous", note("numbers with decimals")
-    whole = "whole numbers" if pd.api.types.is_integer_dtype(present.dtype) else "whole numbers stored as decimals"
+    if pd.api.types.is_integer_dtype(present.dtype):
+        whole = "whole numbers"
+    elif len(present) < n_rows:  # missing cells alone make pandas read whole numbers as floats
+        whole = "whole numbers (some missing)"
+    else:
+        whole = "whole numbers stored as decimals"
     distinct = present.nunique()
     if set(present.unique().tolist()) <= {0, 1}:
         return "boolean", note(f"{whole}, only 0 and 1: a yes/no flag", review=distinct == 1)
@@ -115,6 +124,10 @@ def _text_type(snake: str, present: pd.Series, note) -> tuple[str, Note]:
         return "drop", _identifier_note(note, f"the values are {by_values}")
     if by_name is not None:
         return "drop", _identifier_note(note, f"named like {by_name} ({snake}); {distinct_text(distinct)}")
+    numbers = _numbers_in_text(uniques)
+    if numbers is not None:
+        return "categorical", note(f"{numbers}; as categories, a number fewer than min_count records hold is "
+                                   "released missing", review=True)
     if len(present) > 10 and distinct >= NEARLY_UNIQUE * len(present):
         return "drop", _identifier_note(
             note, f"text unique on nearly every row ({distinct:,} distinct of {len(present):,})")
@@ -125,6 +138,38 @@ def _text_type(snake: str, present: pd.Series, note) -> tuple[str, Note]:
     if bool(uniques.str.fullmatch(r"0\d+").any()):
         message = "codes with leading zeros, kept as text"
     return "categorical", note(f"{message}, {distinct_text(distinct)}")
+
+
+def _numbers_in_text(uniques: pd.Series) -> str | None:
+    """What keeps a column of numbers stored as text from being numbers (the note), or None.
+
+    Pandas reads a column as text when a single cell is not a number: ``weight`` with ``?`` and
+    ``<40`` among 800 numbers, or every number written with a comma (``58,77``, as spreadsheets in
+    French or German save them, or ``1,234.50``). Proposed as categories, such a column would be
+    released with each rare number missing, and dropped when most numbers are distinct (a cost in
+    cents looks like an identifier): the note says what to fix to declare it a number.
+    """
+    values = uniques.str.strip()
+    values = values[~values.str.lower().isin(MISSING_WORDS)]
+    sample = values.iloc[:200]  # most text columns are far from numbers: a sample tells at once
+    if len(values) < 2 or (pd.to_numeric(sample, errors="coerce").notna() | sample.str.fullmatch(NUMBER_WITH_COMMA)).mean() < 0.5:
+        return None
+    points = pd.to_numeric(values, errors="coerce").notna()
+    commas = values.str.fullmatch(NUMBER_WITH_COMMA)
+    if bool(commas.any()) and (points | commas).mean() >= MOSTLY_NUMBERS:
+        return (f"numbers written with a comma (e.g. {_examples(values[commas])}): relanon reads neither a decimal "
+                "comma nor a thousands separator; write them with a decimal point and no separator, then declare "
+                "the column continuous")
+    codes = bool(values.str.match(r"0\d").any())  # 01234: codes with leading zeros, whatever else they hold
+    if points.mean() >= MOSTLY_NUMBERS and not points.all() and not codes:
+        return (f"numbers stored as text, but {(~points).sum():,} distinct values are not numbers "
+                f"(e.g. {_examples(values[~points])}): if they are codes keep categorical, else empty these cells "
+                "(a missing value) or write numbers, then declare the column continuous (integer for whole numbers)")
+    return None
+
+
+def _examples(values: pd.Series, n: int = 4) -> str:
+    return ", ".join(repr(v) for v in values.iloc[:n])
 
 
 def _identifier_note(note, why: str) -> Note:
@@ -145,6 +190,10 @@ def _date_reading(uniques: pd.Series) -> str | None:
     uniques = uniques.str.strip()
     if _all_match(uniques, ISO_DATE) and _parse(uniques, format="ISO8601").notna().all():
         return "text that reads as dates (year first)"
+    if _all_match(uniques, NAMED_MONTH_DATE):  # Jun 03, 2021 or 3 June 2021: read as validation reads them
+        if len(uniques) <= 10_000 and _parse(uniques, format="mixed").notna().all():
+            return "text that reads as dates (month names)"
+        return None
     if not _all_match(uniques, f"{ISO_DATE}|{OTHER_DATE}"):
         return None
     shows_day, shows_month = (bool(uniques.str.contains(p).any()) for p in (DAY_FIRST, MONTH_FIRST))
@@ -187,8 +236,13 @@ def _all_match(uniques: pd.Series, pattern: str) -> bool:
 # --------------------------------------------------------------------------- table roles
 
 
-def propose_individual(table: str, frame: pd.DataFrame, notes: list[Note]) -> bool:
-    named = set(entity_names(table)) | set(snake_name(table).split("_"))
+def propose_individual(table: str, frame: pd.DataFrame, notes: list[Note], parents=()) -> bool:
+    """Whether a table's rows look like people: its name says so, or two of its columns are personal.
+
+    A people word naming one of the table's ``parents`` speaks of them, not of its rows:
+    ``patient_doctor`` (a patient's link to a doctor) and ``patient_visits`` are not people.
+    """
+    named = _names_in(table) - {name for parent in parents for name in _names_in(parent)}
     hint = next((w for w in PEOPLE_WORDS if w in named or singular(w) in named), None)
     personal = [c for c in frame.columns if name_words(snake_name(c)) & set(PERSONAL_COLUMN_WORDS)]
     if hint is None and len(personal) < 2:
@@ -209,6 +263,13 @@ def propose_individual(table: str, frame: pd.DataFrame, notes: list[Note]) -> bo
         )
     )
     return True
+
+
+def _names_in(table: str) -> set[str]:
+    """What a table's name calls its rows: ``patients``, ``patient``, and each word of ``tbl_patients``
+    or ``Patients 2021`` with its singular."""
+    words = snake_name(table).split("_")
+    return set(entity_names(table)) | set(words) | {singular(word) for word in words}
 
 
 def propose_anonymization(table: str, n_rows: int, notes: list[Note]) -> Anonymization:

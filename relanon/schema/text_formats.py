@@ -34,8 +34,10 @@ _OTHER_WORD = {**dict(zip(_TRUE_WORDS, _FALSE_WORDS, strict=True)), **dict(zip(_
 _MARKERS = frozenset(marker.lower() for marker in MISSING_MARKERS)
 
 _DATES = ("%Y-%m-%d", "%d/%m/%Y", "%m/%d/%Y", "%d.%m.%Y", "%Y/%m/%d", "%d-%m-%Y", "%m-%d-%Y",
-          "%d/%m/%y", "%m/%d/%y", "%d.%m.%y")
-_TIMES = ("", " %H:%M", " %H:%M:%S", " %H:%M:%S.%f", "T%H:%M", "T%H:%M:%S", "T%H:%M:%S.%f")
+          "%d/%m/%y", "%m/%d/%y", "%d.%m.%y", "%b %d, %Y", "%B %d, %Y", "%d %b %Y", "%d %B %Y")
+_TIMES = ("", " %H:%M", " %H:%M:%S", " %H:%M:%S.%f", " %H:%M:%S.%3f",
+          "T%H:%M", "T%H:%M:%S", "T%H:%M:%S.%f", "T%H:%M:%S.%3f")
+_MILLISECONDS = "%3f"  # milliseconds (2021-06-03T20:45:17.000Z, as JavaScript writes): always a format's end
 _ZONE_SUFFIX = r"(Z|[+-]\d\d:\d\d|[+-]\d\d\d\d)$"
 _ZONE_STYLES = {"Z": r"Z", "+HH:MM": r"[+-]\d\d:\d\d", "+HHMM": r"[+-]\d\d\d\d"}
 # what relanon writes anyway (pandas' ISO 8601): nothing to remember
@@ -169,9 +171,9 @@ def _date_spec(text: pd.Series, dates: pd.Series):
     sample_text, sample = wall_text.iloc[:_SAMPLE].to_numpy(), wall.iloc[:_SAMPLE]
     for fmt in (date + time for date in _DATES for time in _TIMES):
         # the first value rules most candidates out cheaply; then a sample; then every value
-        if first.dt.strftime(fmt).iloc[0] != first_text or not (sample.dt.strftime(fmt) == sample_text).all():
+        if _strftime(first, fmt).iloc[0] != first_text or not (_strftime(sample, fmt) == sample_text).all():
             continue
-        if len(wall) > _SAMPLE and not (wall.dt.strftime(fmt) == wall_text.to_numpy()).all():
+        if len(wall) > _SAMPLE and not (_strftime(wall, fmt) == wall_text.to_numpy()).all():
             continue
         if rule is not None:
             return ("datetime", fmt, zone, rule)
@@ -288,7 +290,8 @@ def _dates_text(values: pd.Series, fmt: str, zone) -> pd.Series | None:
             present = present.dt.tz_convert("UTC")
         parts = present.dt
         lost = [
-            ("%f" not in fmt, (parts.microsecond != 0) | (parts.nanosecond != 0)),
+            ("%f" not in fmt and _MILLISECONDS not in fmt, (parts.microsecond != 0) | (parts.nanosecond != 0)),
+            (_MILLISECONDS in fmt, (parts.microsecond % 1000 != 0) | (parts.nanosecond != 0)),
             ("%S" not in fmt, parts.second != 0),
             ("%M" not in fmt, parts.minute != 0),
             ("%H" not in fmt, parts.hour != 0),
@@ -310,10 +313,17 @@ def _timezone(rule: str):
 def _formatted(dates: pd.Series, fmt: str, zone) -> pd.Series:
     if zone == "Z":
         dates = dates.dt.tz_convert("UTC")
-        return dates.dt.strftime(fmt) + "Z"
+        return _strftime(dates, fmt) + "Z"
     if zone is None:
-        return dates.dt.strftime(fmt)
+        return _strftime(dates, fmt)
     offset = dates.dt.strftime("%z")
     if zone == "+HH:MM":
         offset = offset.str[:3] + ":" + offset.str[3:]
-    return dates.dt.strftime(fmt) + offset
+    return _strftime(dates, fmt) + offset
+
+
+def _strftime(dates: pd.Series, fmt: str) -> pd.Series:
+    """``dates.dt.strftime(fmt)``, where ``fmt`` may end in milliseconds (:data:`_MILLISECONDS`)."""
+    if fmt.endswith(_MILLISECONDS):
+        return dates.dt.strftime(fmt.replace(_MILLISECONDS, "%f")).str[:-3]
+    return dates.dt.strftime(fmt)

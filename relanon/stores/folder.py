@@ -10,6 +10,7 @@ folder atomically with ``release.json`` written last.
 
 from __future__ import annotations
 
+import csv
 import warnings
 from pathlib import Path
 
@@ -75,6 +76,7 @@ def read_csv(path: Path, *, typed: bool) -> pd.DataFrame:
     # index_col=False: a row longer than the header must not silently turn the first column
     # into an index and shift every value; pandas warns instead, and the warning is an error here
     options = dict(sep=_separator(path), encoding="utf-8-sig", index_col=False)
+    _check_header(path, options["sep"])
     with warnings.catch_warnings():
         warnings.simplefilter("error", pd.errors.ParserWarning)
         try:
@@ -84,6 +86,20 @@ def read_csv(path: Path, *, typed: bool) -> pd.DataFrame:
             return pd.read_csv(path, keep_default_na=False, na_values=_MARKER_SPELLINGS, **options)
         except pd.errors.ParserWarning:
             raise ValueError("a row has more fields than the header line") from None
+
+
+def _check_header(path: Path, sep: str) -> None:
+    """Refuse an empty file, and a header naming a column twice: pandas would rename the second
+    ``name.1``, and the schema would be told of a column the file does not have."""
+    with open(path, encoding="utf-8-sig", newline="") as file:
+        header = next(csv.reader(file, delimiter=sep), [])
+    if not header:
+        raise ValueError("the file is empty; a table needs at least its header line (the names of its columns)")
+    twice = sorted({name for name in header if name and header.count(name) > 1})  # empty ones: Unnamed: n
+    if twice:
+        names = ", ".join(repr(name) for name in twice)
+        raise ValueError(f"the header line names {'columns' if len(twice) > 1 else 'column'} {names} more than once; "
+                         "give each column its own name")
 
 
 def _separator(path: Path) -> str:
