@@ -551,3 +551,27 @@ def test_a_persons_numbers_of_children_on_two_links_keep_their_correlation():
 
     released = relanon.anonymize(schema, database, random_state=0, progress=False).tables
     assert abs(correlation(released) - correlation(database)) < 0.1
+
+
+def test_a_reference_list_without_columns_keeps_its_numbers_of_children():
+    """Airlines whose only column (the name) is dropped: nothing places a flight on its airline, and the
+    avatarized counts, copies of one another's, repeated some airlines' counts and lost others'."""
+    import pandas as pd
+
+    import relanon
+    from relanon import load_schema
+
+    rng = np.random.default_rng(2)
+    counts = [520, 490, 480, 420, 280, 230, 180, 170, 100, 45, 30, 7, 6, 4, 3, 1]
+    airlines = pd.DataFrame({"carrier": [f"C{i:02d}" for i in range(16)], "name": [f"Airline {i}" for i in range(16)]})
+    flights = pd.DataFrame({"flight_id": range(sum(counts)), "carrier": np.repeat(airlines.carrier, counts),
+                            "delay": rng.normal(10, 30, sum(counts)).round()})
+    schema = load_schema({"relanon": 1, "name": "air", "tables": {
+        "airlines": {"primary_key": "carrier", "columns": {"name": "drop"}},
+        "flights": {"primary_key": "flight_id", "columns": {"delay": "integer"},
+                    "foreign_keys": [{"column": "carrier", "references": "airlines", "link": "linear_sum"}]},
+    }})
+    for seed in range(3):
+        released = relanon.anonymize(schema, {"airlines": airlines, "flights": flights}, random_state=seed,
+                                     progress=False).tables
+        assert sorted(released["flights"]["carrier"].value_counts().tolist()) == sorted(counts)

@@ -141,11 +141,31 @@ def _match(schema, link: Link, original, child: TableRelease, parent: TableRelea
     bounds = linking.count_bounds(original_counts, count_holders(schema, link, parent))
     expected = np.clip(expected, *bounds)
     candidates = None if candidates is None else np.clip(candidates, *bounds)
+    if space is None and not about_people(schema, link.parent) and len(expected) == len(original_counts):
+        # a reference list without a released column: nothing places its rows, and its drawn counts,
+        # copies of one another's, repeated some and lost others (16 airlines whose names are dropped:
+        # children per parent 0.75-0.81); it keeps the original's counts, in the order of the drawn ones
+        expected = in_order_of(np.clip(original_counts, *bounds), expected, rng)
     counts = linking.allocate_counts(expected, n_children, candidates=candidates, random_state=rng,
                                      held=None if about_people(schema, link.parent) else np.clip(original_counts, *bounds))
     if parent_coords.shape[1] == 0:
         return rng.permutation(np.repeat(np.arange(len(parent.frame)), counts))
     return linking.match_linear_sum(child_coords, parent_coords, counts, random_state=rng, progress=progress)
+
+
+def in_order_of(values, keys, rng) -> np.ndarray:
+    """``values`` handed out in the order of ``keys``: the smallest value where the key is smallest
+    (ties at random).
+
+    Examples
+    --------
+    >>> in_order_of([5, 1, 3], [0.2, 9.0, 4.0], np.random.default_rng(0)).tolist()
+    [1, 5, 3]
+    """
+    keys = np.asarray(keys, dtype=float)
+    out = np.empty(len(keys), dtype=np.asarray(values).dtype)
+    out[np.lexsort((rng.random(len(keys)), keys))] = np.sort(values)
+    return out
 
 
 def _plausible_counts(own_counts: np.ndarray, parents, space, parent_coords, columns, k) -> np.ndarray | None:
