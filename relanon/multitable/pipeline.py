@@ -7,7 +7,9 @@ For each table, in the order of :func:`relanon.schema.graph.topological_order`:
    ``linear_sum``, the number of children of each row (``count::<child>::<fk column>``), plus, for a
    foreign key holding missing values, whether the row has a parent (``<fk column>::present``).
    These internal names never replace a user column (see :func:`enrichment_names`).
-2. *Avatarization* of the enriched table with the table's own ``k`` and ``ncp``.
+2. *Avatarization* of the enriched table with the table's own ``k`` and ``ncp``; with several
+   ``linear_sum`` child links, its drawn numbers of children are brought to their totals together
+   (:func:`relanon.multitable.relinking.settle_counts`).
 3. *Matching* of each parent link, in a factor space fitted on the parent's original columns, where
    the released parents and the avatar children's broadcast part are placed.
 4. The broadcast, count and presence columns are dropped; each row gets a new primary key and its
@@ -36,7 +38,7 @@ from relanon.engine.private_values import parent_codes
 from relanon.engine.small_groups import COMBINATION_HOLDERS
 from relanon.multitable.anchoring import anchor
 from relanon.multitable.keys import new_keys
-from relanon.multitable.relinking import relink
+from relanon.multitable.relinking import relink, settle_counts
 from relanon.multitable.results import AnonymizationResult, LinkReport, TableRelease
 from relanon.schema.graph import about_people, child_links, parent_links, topological_order
 from relanon.schema.model import Schema, Table
@@ -90,8 +92,11 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
     for position, name in enumerate(order, start=1):
         table = schema[name]
         report.say(f"[{position}/{len(order)}] {name} ({len(original[name]):,} rows, {table.anonymize.method})")
-        rng_avatar, rng_keys, rng_links, rng_anchor = (np.random.default_rng(s) for s in seeds[name].spawn(4))
+        # spawn(5) gives the same first four streams as spawn(4)
+        rng_avatar, rng_keys, rng_links, rng_anchor, rng_counts = (np.random.default_rng(s) for s in seeds[name].spawn(5))
         releases[name] = _release_table(schema, table, original, releases, rng_avatar, rng_keys, report)
+        if releases[name].method == "avatar":  # a parent's numbers of children on its links go together
+            settle_counts(schema, name, original, releases[name], rng_counts)
         for link in parent_links(schema, name):
             with report.step(f"link {name}.{link.column} -> {link.parent} ({link.method})", unit="blocks") as step:
                 linked = relink(schema, link, original, releases, rng_links, progress=step)

