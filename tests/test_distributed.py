@@ -407,3 +407,19 @@ def test_command_line_refuses_dask_options_without_the_dask_engine(clinic_schema
                  "--engine", "dask", "--out-format", "csv"])
     assert code == 2 and "partitioned Parquet only" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_one_batch_settles_the_counts_of_several_links_as_the_local_engine(one_worker, tmp_path):
+    # the careers' people have two linear_sum child links (yearly records, leaves), both anchored: their rows
+    # of drawn counts are settled together, and one batch of the Dask engine is the local release
+    schema, database = datasets.careers(scale=0.05, seed=0)
+    for table in schema:
+        write_part(database[table.name], tmp_path / "parts" / table.source_name, 0)
+    local = write_release(anonymize(schema, database, random_state=SEED, progress=False), tmp_path / "local",
+                          format="parquet")
+    anonymize_dataset(schema, tmp_path / "parts", tmp_path / "out", client=one_worker, random_state=SEED,
+                      progress=False)
+    for table in schema:
+        expected = pd.read_parquet(local / f"{table.source_name}.parquet")
+        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "out" / table.source_name / "part.00000.parquet"),
+                                      expected)

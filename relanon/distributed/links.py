@@ -29,7 +29,7 @@ from relanon.distributed.work import folder, gather_rows, parts_of, read_parts, 
 from relanon.engine.batches import partition_generator
 from relanon.engine.factor_space import FactorSpace
 from relanon.engine.neighbours import cross_neighbours
-from relanon.multitable.relinking import relink
+from relanon.multitable.relinking import relink, settle_counts
 from relanon.multitable.results import TableRelease
 from relanon.schema.graph import Link
 from relanon.schema.model import Schema
@@ -83,6 +83,23 @@ def one_piece(schema: Schema, link: Link, work, child: Released, parent: Release
     releases = {state.name: table_release(work, state) for state in (child, parent)}
     linked = relink(schema, link, original, releases, rng)
     return linked.reset_index(drop=True), rng
+
+
+def settle_one_piece(schema: Schema, name: str, work, state: Released, children: list[str], rng) -> int:
+    """The local engine's :func:`~relanon.multitable.relinking.settle_counts` on a table of one batch: its rows
+    of drawn numbers of children, on its several ``linear_sum`` child links, brought to their totals together
+    and written back to its avatars (which its children's links read). Returns the rows changed."""
+    original = {table: read_parts(parts_of(folder(work, "orig", table))).drop(columns=[ROW, BATCH])
+                for table in {name, *children}}
+    release = table_release(work, state)
+    changed = settle_counts(schema, name, original, release, rng)
+    if changed:
+        path = part(folder(work, "avatars", name), 0)
+        avatars = read_parts([path])
+        for column in release.enriched_avatars.columns:
+            avatars[column] = release.enriched_avatars[column].to_numpy()
+        write(avatars, folder(work, "avatars", name), 0)
+    return changed
 
 
 def table_release(work, state: Released) -> TableRelease:

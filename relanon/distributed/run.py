@@ -51,7 +51,7 @@ from relanon.multitable.pipeline import (
 )
 from relanon.multitable.release import release_files
 from relanon.multitable.results import LinkReport
-from relanon.schema.graph import parent_links, topological_order
+from relanon.schema.graph import child_links, parent_links, topological_order
 from relanon.schema.model import Schema
 from relanon.stores.fingerprints import file_fingerprint, parquet_rows, with_fingerprints
 from relanon.stores.outputs import NOTES_FILE, ReleaseFolder, check_outputs
@@ -109,7 +109,8 @@ def run(client, schema: Schema, data, out, work, *, batch_size: int | None = Non
         method = table.anonymize.method
         report.say(f"[{position}/{len(order)}] {name} ({source.rows:,} rows, {method}, {source.n_batches} batch"
                    f"{'es' if source.n_batches > 1 else ''})")
-        generators = [np.random.default_rng(s) for s in seeds[name].spawn(4)]
+        # the streams of the local engine (spawn(5) gives the first four of spawn(4)): avatars, keys, links, anchor, counts
+        generators = [np.random.default_rng(s) for s in seeds[name].spawn(5)]
         columns = tuple(c for c in source.dtypes if c in set(table.output_columns))
         if method == "avatar":
             released[name] = _avatar_table(client, schema, name, tables, released, work, generators, report)
@@ -118,6 +119,7 @@ def run(client, schema: Schema, data, out, work, *, batch_size: int | None = Non
         else:
             released[name] = _deassociated(client, schema, name, source, work, generators[0], columns, batch_size, report)
         released[name].columns = columns
+        _settle(client, schema, name, work, released, generators[4], report)
         link_reports += _links(client, schema, name, work, tables, released, generators[2], _seed_of(generators[2]),
                                block_size or BLOCK_CHILDREN, report)
         _anchor(client, schema, name, work, released, generators[3], report)
@@ -309,6 +311,24 @@ def _foreign_key_dtype(source: read.TableInput, parent: read.TableInput, parent_
         plain = original != "Int64" and not source.nulls.get(column, 0) and linked == source.rows
         return "int64" if plain else "Int64"
     return original
+
+
+def _settle(client, schema, name, work, released, rng, report) -> None:
+    """A table of one batch with several ``linear_sum`` child links has its rows of drawn counts settled
+    together, as the local engine's (:func:`relanon.multitable.relinking.settle_counts`); a table of several
+    batches keeps each link's counts, corrected apart by the links."""
+    state = released[name]
+    children = [link.child for link in child_links(schema, name) if link.method == "linear_sum"]
+    if state.method != "avatar" or state.k is None or len(children) < 2:
+        return
+    if not state.single:
+        report.say(f"  {name}: numbers of children on its {len(children)} linear_sum links corrected apart "
+                   f"(the Dask engine settles them together for a table of one batch only)")
+        return
+    with report.step(f"{name}: numbers of children settled together") as step:
+        changed = client.submit(links.settle_one_piece, schema, name, str(work), state, children, rng,
+                                pure=False).result()
+        step.detail = f"{changed:,} rows of counts replaced"
 
 
 def _anchor(client, schema, name, work, released, rng, report) -> None:
