@@ -309,8 +309,7 @@ def test_string_keys_stay_strings_and_never_keep_their_value():
 def test_new_text_keys_are_padded_as_the_originals_whole_or_batch_by_batch(originals):
     from functools import reduce
 
-    from relanon.multitable.batched import batch_keys, key_shape, merge_key_shapes
-    from relanon.multitable.keys import new_keys
+    from relanon.multitable.keys import batch_keys, key_shape, merge_key_shapes, new_keys
 
     original = pd.Series(originals, dtype=object)
     sources = np.array(["none"] * len(original), dtype=object)  # no clash: nothing is swapped

@@ -2,7 +2,7 @@
 
 Each batch of an enriched table is avatarized on its own in the table's shared factor space
 (:func:`relanon.engine.avatar.avatarize` with ``space=``; a table of one batch fits its own, exactly as
-the local engine does), gets its rows' new primary keys (:func:`relanon.multitable.batched.batch_keys`),
+the local engine does), gets its rows' new primary keys (:func:`relanon.multitable.keys.batch_keys`),
 and is written to ``work/avatars/<table>/part.<batch>`` with, beside the avatar's columns, its release
 position ``_pos`` and the table position ``_source`` of the record it comes from (private: it never
 reaches the release).
@@ -21,7 +21,7 @@ from relanon.distributed.work import folder, read_parts, write
 from relanon.engine.avatar import avatarize
 from relanon.engine.column_rules import obey_rules
 from relanon.engine.private_values import parent_codes
-from relanon.multitable.batched import KeyShape, batch_keys
+from relanon.multitable.keys import KeyShape, batch_keys
 from relanon.multitable.pipeline import table_rules
 from relanon.schema.model import Table
 from relanon.stores.partitioned import write_part

@@ -94,12 +94,16 @@ def settle_one_piece(schema: Schema, name: str, work, state: Released, children:
     release = table_release(work, state)
     changed = settle_counts(schema, name, original, release, rng)
     if changed:
-        path = part(folder(work, "avatars", name), 0)
-        avatars = read_parts([path])
-        for column in release.enriched_avatars.columns:
-            avatars[column] = release.enriched_avatars[column].to_numpy()
-        write(avatars, folder(work, "avatars", name), 0)
+        write_enriched_avatars(work, name, release.enriched_avatars)
     return changed
+
+
+def write_enriched_avatars(work, name: str, enriched: pd.DataFrame) -> None:
+    """Write the enriched avatars of a table of one batch, changed in memory, back to its avatars part."""
+    avatars = read_parts([part(folder(work, "avatars", name), 0)])
+    for column in enriched.columns:
+        avatars[column] = enriched[column].to_numpy()
+    write(avatars, folder(work, "avatars", name), 0)
 
 
 def table_release(work, state: Released) -> TableRelease:

@@ -35,7 +35,7 @@ from relanon.distributed.work import folder, parts_of, read_parts, work_folder, 
 from relanon.engine.batches import DEFAULT_BATCH_SIZE, check_batch_size, partition_generator, rows_searched
 from relanon.engine.column_rules import obey_rules, relation_of
 from relanon.engine.space_statistics import distinct_cap
-from relanon.multitable.batched import merge_key_shapes
+from relanon.multitable.keys import merge_key_shapes
 from relanon.multitable.pipeline import (
     SensitiveChoiceWarning,
     anchor_on_parents,
@@ -361,11 +361,7 @@ def _anchor_task(schema, name, work, released, rng) -> int:
     repaired = obey_rules(child.enriched_avatars, released[name].column_rules)
     for rule in released[name].column_rules:
         child.enriched_avatars[rule.target] = repaired[rule.target]
-    avatars_path = links.part(folder(work, "avatars", name), 0)
-    avatars = read_parts([avatars_path])
-    for column in child.enriched_avatars.columns:
-        avatars[column] = child.enriched_avatars[column].to_numpy()
-    write(avatars, folder(work, "avatars", name), 0)
+    links.write_enriched_avatars(work, name, child.enriched_avatars)
     return count
 
 
