@@ -78,8 +78,10 @@ def verdict_text(assessment) -> str:
     pooled_text = f"; {rounds} rounds of independent splits, their attacks pooled" if rounds > 1 else ""
     lines = [f"held out {100 * assessment.holdout:.0f} % of the people ({sizes}{pooled_text})"]
     target = f"{100 * RISK_TARGET:.0f} %"
+    not_run = assessment.not_run
     if not assessment.attacks:
-        lines.append("no attack could be run: no individual table with enough people")
+        lines.append("NOT RUN: no attack could be made (no individual table with enough training and control "
+                     "people): nothing is shown; hold out a share nearer 0.5 (--holdout), or assess more people")
     elif failed:
         more = (f"; {len(unproven)} more cannot show a risk below {target} with so few people (marked ?: "
                 f"{_more_evidence(assessment, unproven)})" if unproven else "")
@@ -107,8 +109,13 @@ def verdict_text(assessment) -> str:
                      f"{target}, and even a release that leaked nothing would show an upper bound of at least "
                      f"{100 * min(a.floor for a in unproven):.0f} %: {_more_evidence(assessment, unproven)}, or read "
                      "these tables as unproven")
-    else:
+    elif not not_run:
         lines.append(f"PASSED: the upper bound of every risk ({len(assessment.attacks)} attacks) is below {100 * RISK_TARGET:.0f} %")
+    if not_run and assessment.attacks:
+        targets = ", ".join(dict.fromkeys(f"{TITLES[a.attack]} of {a.view}" for a in not_run))
+        lines.append(f"NOT RUN: {len(not_run)} of {len(assessment.attacks)} attacks could not be made (no person to "
+                     f"attack: {_short(targets, 200)}): their risk is not shown; hold out a share nearer 0.5 "
+                     "(--holdout), or assess more people")
     lines += [f"note: {note}" for note in assessment.notes]
     return "\n".join(lines)
 

@@ -12,6 +12,10 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 MASK = "***"
+# the longest cell (and header name) relanon reads, in characters: a longer one is refused with this
+# figure, so that a single cell never makes the memory of a run grow without bound (a text of a
+# million characters is no category, and a free text is dropped, not anonymized)
+MAX_CELL_CHARS = 1_000_000
 _CREDENTIALS = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)(?P<user>[^:@/?#]*):(?P<secret>.*)@(?P<rest>[^@]*)$")
 _PASSWORD_OPTION = re.compile(r"(?i)([?&]password=)[^&#]*")
 

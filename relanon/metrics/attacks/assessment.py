@@ -119,8 +119,15 @@ class Assessment:
 
     @property
     def passed(self) -> bool:
-        """Whether every attack's risk has an upper bound below 5 % (an inconclusive attack does not pass)."""
-        return all(a.passed is not False for a in self.attacks)
+        """Whether attacks were made and every one has a risk whose upper bound is below 5 % (an
+        inconclusive attack does not pass, nor an attack that could not be made: nothing attacked
+        proves nothing)."""
+        return bool(self.attacks) and all(a.passed is True for a in self.attacks)
+
+    @property
+    def not_run(self) -> list[AttackResult]:
+        """The attacks that could not be made (no person to attack: the risk is not measured)."""
+        return [a for a in self.attacks if a.passed is None]
 
     @property
     def failures(self) -> list[AttackResult]:
@@ -134,8 +141,11 @@ class Assessment:
 
     @property
     def state(self) -> str:
-        """The worst state of the attacks: ``"failed"``, ``"inconclusive"`` or ``"passed"``."""
-        return FAILED if self.failures else INCONCLUSIVE if self.inconclusive else PASSED
+        """The worst state of the attacks: ``"failed"``, ``"inconclusive"`` or ``"passed"``; inconclusive
+        too when no attack, or some attack, could not be made."""
+        if self.failures:
+            return FAILED
+        return INCONCLUSIVE if self.inconclusive or self.not_run or not self.attacks else PASSED
 
     def to_dict(self) -> dict:
         """Plain, JSON-ready data."""
