@@ -208,10 +208,28 @@ def _method_problems(table: Table) -> list[Problem]:
     return problems
 
 
+def is_writable_name(name: str) -> bool:
+    """Whether a table may be released under ``name``: a name of its own in a folder (no path separator,
+    not ``.``-hidden, not empty), so that a release never lands outside its place.
+
+    Examples
+    --------
+    >>> is_writable_name("visits"), is_writable_name("../../pwn"), is_writable_name(".hidden")
+    (True, False, False)
+    """
+    name = str(name)
+    return bool(name) and not name.startswith(".") and "/" not in name and "\\" not in name and "\0" not in name
+
+
 def _source_problems(schema: Schema) -> list[Problem]:
     problems = []
     seen: dict[str, str] = {}
     for table in schema:
+        for name in dict.fromkeys((table.name, table.source_name)):
+            if not is_writable_name(name):
+                problems.append(Problem(
+                    f"{name!r} cannot name a table relanon reads and writes (it is a path, a hidden name or empty); "
+                    "name the table and its source without '/', '\\' or a leading '.'", table.name))
         if table.source_name in seen:
             problems.append(
                 Problem(

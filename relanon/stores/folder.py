@@ -25,7 +25,7 @@ from relanon.common.atomic import atomic_directory
 from relanon.common.errors import StorageError
 from relanon.schema.text_formats import as_text, float_text, formats_of, without_formats
 from relanon.schema.validation import MISSING_MARKERS
-from relanon.stores.base import MAX_CELL_CHARS, Store, reason
+from relanon.stores.base import MAX_CELL_CHARS, MAX_COLUMNS, Store, reason, refuse_long_cells
 from relanon.stores.fingerprints import file_fingerprint, with_fingerprints
 from relanon.stores.outputs import NOTES_FILE
 from relanon.stores.partitioned import read_table, table_location
@@ -66,10 +66,10 @@ class FolderStore(Store):
         path = self.files[name]
         try:
             if self.format == "parquet" and path.is_dir():
-                return read_table(path)
+                return refuse_long_cells(read_table(path))
             if self.format == "parquet":
-                return pd.read_parquet(path, engine="pyarrow")
-            return read_csv(path, typed=typed)
+                return refuse_long_cells(pd.read_parquet(path, engine="pyarrow"))
+            return refuse_long_cells(read_csv(path, typed=typed))
         except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
             raise StorageError(f"cannot read {str(path)!r}: {reason(exc)}") from exc
 
@@ -104,6 +104,9 @@ def _check_header(path: Path, sep: str) -> None:
                              "longest cell relanon reads; shorten the column names") from None
     if not header:
         raise ValueError("the file is empty; a table needs at least its header line (the names of its columns)")
+    if len(header) > MAX_COLUMNS:
+        raise ValueError(f"the header line names {len(header):,} columns, more than the {MAX_COLUMNS:,} a table may "
+                         "have; keep the columns to anonymize (split the table, or remove the others first)")
     counts = Counter(header)
     twice = sorted(name for name, count in counts.items() if name and count > 1)  # empty ones: Unnamed: n
     if twice:
