@@ -20,6 +20,7 @@ from relanon.cli.commands import (
 from relanon.cli.steps import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
 from relanon.common.console import Terminated, terminate_like_interrupt, warnings_printed_once
 from relanon.common.errors import RelanonError
+from relanon.common.options import CsvFormulas
 from relanon.common.version import __version__
 from relanon.metrics.attacks.assessment import DEFAULT_HOLDOUT, DEFAULT_ROUNDS
 from relanon.stores.io import FORMATS
@@ -139,6 +140,10 @@ def _parser() -> argparse.ArgumentParser:
     anonymize.add_argument("--no-report", action="store_true", help="do not evaluate nor write the report")
     anonymize.add_argument("--sample-size", type=_positive_int, default=None,
                            help="rows sampled per table for the distance metrics")
+    anonymize.add_argument("--csv-formulas", choices=[str(c) for c in CsvFormulas], default=str(CsvFormulas.NEUTRALIZE),
+                           help="CSV release: text cells a spreadsheet would run as formulas (=, +, -, @, tab, CR) "
+                                "get a ' before them (neutralize, the default, as OWASP recommends) or are written "
+                                "raw (keep); release.json counts them")
     anonymize.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
     engine = anonymize.add_argument_group(
         "Dask engine", "run on a Dask cluster over partitioned Parquet (pip install 'relanon[dask]'; see the README, "

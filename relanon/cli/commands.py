@@ -128,7 +128,8 @@ def run_anonymize(args) -> int:
         evaluation = evaluate_result(schema, database, result, args.sample_size, progress)
         files = report_files(evaluation, progress=progress)
     with progress.step("write the release"):
-        written = write_release(result, args.out, format=out_format, inputs=inputs, overwrite=args.overwrite)
+        written = write_release(result, args.out, format=out_format, inputs=inputs, overwrite=args.overwrite,
+                                csv_formulas=args.csv_formulas)
     print(f"anonymized database written to {shown(written)}")
     if evaluation is not None:
         with progress.step("write the report"):
