@@ -11,6 +11,7 @@ from relanon.cli.commands import (
     run_anonymize,
     run_assess,
     run_audit,
+    run_clean,
     run_demo,
     run_evaluate,
     run_init,
@@ -38,6 +39,8 @@ EPILOG = {
     "evaluate": "example:\n  relanon evaluate schema.yaml --original data/ --anonymized released/ --report review/",
     "report": "example:\n  relanon report schema.yaml --original data/ --anonymized released/ --out review/",
     "audit": "example:\n  relanon audit schema.yaml --data released/ --k 5 --max-risk 0.2 --json audit.json",
+    "clean": "example:\n  relanon clean .   (after a run killed with kill -9: removes its .relanon-dask-* work folder)\n\n"
+             "exit 0 whether or not something was removed (it says which)",
     "assess": "example:\n  relanon assess schema.yaml --data data/ --out assessment/ --holdout 0.5 --seed 7\n\n"
               "exit 0 only when every attack passes (the upper bound of its risk's 95 % interval below 5 %);\n"
               "exit 1 when an attack fails (!, a leak measured) or is inconclusive (?, its risk below 5 % but\n"
@@ -194,6 +197,10 @@ def _parser() -> argparse.ArgumentParser:
     _add_overwrite(audit, "an existing file at --json")
 
     _add_assess_command(command)
+
+    clean = command("clean", "Remove what killed runs left in folders (private work folders, temporaries).", run_clean)
+    clean.add_argument("folders", nargs="+", metavar="FOLDER",
+                       help="a folder where relanon wrote (the parent of --out, or the Dask engine's work folder)")
     return parser
 
 

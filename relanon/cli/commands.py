@@ -26,8 +26,8 @@ from relanon.cli.steps import (
     verdict_line,
     write_report_folder,
 )
-from relanon.common.atomic import write_text_atomically
-from relanon.common.errors import DataError, ParameterError, ProblemsError
+from relanon.common.atomic import remove_leftovers, write_text_atomically
+from relanon.common.errors import DataError, ParameterError, ProblemsError, StorageError
 from relanon.common.options import Method
 from relanon.datasets import hospital
 from relanon.metrics.attacks.assessment import assess, require_individual_tables
@@ -46,6 +46,7 @@ from relanon.stores.outputs import (
     NOTES_FILE,
     FileOutput,
     FolderOutput,
+    ReleaseFolder,
     check_outputs,
     json_with_keys,
     output_for_database,
@@ -153,6 +154,8 @@ def run_anonymize_on_dask(args) -> int:
     if "://" in str(args.out) or "://" in str(args.data):
         raise ParameterError("the Dask engine reads and writes folders of partitioned Parquet, not database URLs; "
                              "use the local engine (leave out --engine dask) for a database server")
+    # checked here too, to name the options as typed (--out, --overwrite)
+    check_outputs([ReleaseFolder(args.out, "parquet", flag="--out", overwrite=args.overwrite)], [args.data, args.schema])
     progress = progress_for(args)
     schema = load_schema(Path(args.schema))
     result = anonymize_dataset(schema, args.data, args.out, scheduler=args.scheduler, workers=args.workers,
@@ -308,3 +311,17 @@ def run_assess(args) -> int:
     return EXIT_OK if assessment.passed else EXIT_FAILED
 
 
+
+
+def run_clean(args) -> int:
+    """``relanon clean FOLDER...``: remove what killed runs left there (runs still going are left alone)."""
+    removed = []
+    for folder in args.folders:
+        if not Path(folder).is_dir():
+            raise StorageError(f"no folder at {str(folder)!r}; give the folder where relanon wrote (the parent of --out)")
+        removed += remove_leftovers(Path(folder))
+    for path in removed:
+        print(f"removed {path}")
+    print(f"removed {len(removed)} leftover{'s' if len(removed) != 1 else ''} of killed runs" if removed
+          else "nothing to remove: no leftover of a killed run")
+    return EXIT_OK

@@ -24,7 +24,7 @@ import json
 from pathlib import Path
 
 from relanon.common.atomic import atomic_directory
-from relanon.common.errors import ParameterError
+from relanon.common.errors import ParameterError, StorageError
 from relanon.common.progress import as_progress
 from relanon.common.version import __version__
 from relanon.metrics.evaluation import Evaluation
@@ -179,7 +179,11 @@ def write_report(evaluation, folder, *, inputs=(), overwrite: bool = False, file
     files = render_report(evaluation, assessment) if files is None else files
     with atomic_directory(folder) as tmp:
         for name, text in files.items():
-            (tmp / name).write_text(text, encoding="utf-8")
+            try:
+                (tmp / name).write_text(text, encoding="utf-8")
+            except OSError as exc:  # a full disk, a quota: say where, nothing is left half-written
+                raise StorageError(f"cannot write the report {str(folder / name)!r}: {exc.strerror or exc}; "
+                                   "free some space there, or give another folder (--report / --out)") from None
     return folder / REPORT_FILE
 
 

@@ -151,7 +151,7 @@ def write_folder(tables: dict[str, pd.DataFrame], path: Path, fmt: str, files: d
                     _as_csv_text(frame).to_csv(target, index=False, encoding="utf-8", lineterminator="\n")
                 fingerprints[name] = file_fingerprint(target, len(frame))
             except (ValueError, TypeError, OSError) as exc:
-                raise StorageError(f"cannot write table {name!r} as {fmt.upper()}: {reason(exc)}") from exc
+                raise StorageError(f"cannot write table {name!r} as {fmt.upper()} to {str(path)!r}: {reason(exc)}") from exc
         if NOTES_FILE in files:  # the release notes vouch for these very files (relanon audit checks them)
             files[NOTES_FILE] = with_fingerprints(files[NOTES_FILE], fingerprints)
         # the notes last, release.json the very last: a folder holding it is complete
