@@ -348,14 +348,22 @@ def test_a_dask_worker_out_of_memory_is_one_line_with_the_batch_size_to_try(tmp_
     from relanon.distributed import anonymize_dataset
     from relanon.schema.model import load_schema
 
+    class Hungry(distributed.WorkerPlugin):  # defined here: sent to the worker by value
+        """Holds 1 GiB of memory as soon as a task starts to run: the nanny kills the worker."""
+
+        def setup(self, worker):
+            self.held = []
+
+        def transition(self, key, start, finish, **kwargs):
+            if finish == "executing":
+                self.held.append(b"x" * (1 << 30))
+
     folder = _dask_parts(tmp_path, 4000)
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
             distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
-                                     memory_limit="400MiB") as cluster, distributed.Client(cluster) as client:
-        def hungry(dask_worker):  # a worker that outgrows its memory while the run goes: the nanny kills it
-            dask_worker.hungry = bytearray(600 << 20)
-        client.run(hungry, wait=False)
-        with pytest.raises(ResourceError, match=r"--batch-size 750 .*half the 1,500 used") as caught:
+                                     memory_limit="600MiB") as cluster, distributed.Client(cluster) as client:
+        client.register_plugin(Hungry(), name="hungry")
+        with pytest.raises(ResourceError, match=r"--batch-size 750, half the 1,500 used") as caught:
             anonymize_dataset(load_schema(folder / "schema.yaml"), folder / "parts", tmp_path / "out", client=client,
                               batch_size=1500, progress=False)
     assert "\n" not in str(caught.value)
@@ -448,3 +456,22 @@ def test_an_output_elsewhere_in_the_same_database_is_written_and_the_input_kept(
     assert {t: n for t, (n, _) in _hashes(pg, database, "release").items()} == {
         "people": 60, "visits": 150, "relanon_files": 3}
     assert re.search("release", _sql(pg, database, "SELECT string_agg(nspname, ',') FROM pg_namespace")[0][0])
+
+
+# --------------------------------------------------------------------------- "did nothing": the exit codes
+
+
+def test_what_each_command_does_with_nothing_to_do(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    code, _, err = run(capsys, "init", "--data", tmp_path / "empty")
+    assert code == 2 and "holds no .csv or .parquet file" in err
+    folder = write_people_visits(tmp_path / "zero", n_people=0, n_visits=0)
+    code, out, _ = run(capsys, "anonymize", folder / "schema.yaml", "--data", folder / "data", "--out", tmp_path / "o",
+                       "-q")
+    assert code == 0 and "no measure could be computed" in out and "meets its target" not in out
+    code, out, _ = run(capsys, "clean", tmp_path)
+    assert code == 0 and "nothing to remove" in out
+    (tmp_path / "none.yaml").write_text("relanon: 1\ntables:\n  people:\n    primary_key: id\n    individual: true\n"
+                                        "    columns: {age: integer, city: categorical}\n")
+    code, out, _ = run(capsys, "audit", tmp_path / "none.yaml", "--data", folder / "data")
+    assert code == 1 and "NOTHING AUDITED" in out

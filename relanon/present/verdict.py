@@ -20,7 +20,7 @@ import pandas as pd
 from relanon.metrics.base import HIGHER
 from relanon.metrics.failures import Failure, failures
 
-__all__ = ["NO_PRIVACY", "failure_lines", "failure_text", "figure", "no_privacy_measured", "verdict_text", "view_label"]
+__all__ = ["NO_PRIVACY", "failure_lines", "failure_text", "figure", "no_privacy_measured", "nothing_measured", "verdict_text", "view_label"]
 
 NO_PRIVACY = ("no table is individual (`individual: true`), so no privacy measure was computed: mark the tables whose "
               "rows are people the release protects with `individual: true` (README, 'The schema file')")
@@ -65,10 +65,18 @@ def failure_lines(evaluation, kinds=None) -> list[str]:
         if not kinds:
             return said
     what = "measure" if kinds is None else f"{' and '.join(kinds)} measure"
+    if not failed and nothing_measured(evaluation):
+        return [*said, f"no {what} could be computed (the tables are empty, or too small): nothing is shown"]
     if not failed:
         return [*said, f"every {'other ' if unmeasured and kinds is None else ''}{what} meets its target"]
     head = f"1 {what} misses its target:" if len(failed) == 1 else f"{len(failed)} {what}s miss their targets:"
     return [*said, head, *(f"  {failure_text(f)}" for f in failed)]
+
+
+def nothing_measured(evaluation) -> bool:
+    """True when no cell of the privacy and signal matrices holds a figure."""
+    return all(frame is None or frame.isna().all().all()
+               for frame in (evaluation.privacy_matrix, evaluation.signal_matrix))
 
 
 def no_privacy_measured(evaluation) -> bool:
