@@ -28,7 +28,6 @@ from relanon.common.atomic import WORK_PREFIX, remove_leftovers, work_prefix
 from relanon.stores.partitioned import natural_key, part_name, write_part
 
 
-
 @contextlib.contextmanager
 def work_folder(beside=None, location=None):
     """A fresh private folder (``.relanon-dask-<host>-<pid>-<random>`` beside ``beside``, or inside

@@ -39,8 +39,8 @@ from relanon.common.options import closest_name
 from relanon.schema.model import Schema
 from relanon.schema.proposal import DeclaredKeys
 from relanon.schema.shapes import companion_name
-from relanon.schema.validation import coerce_database
 from relanon.schema.structure import is_writable_name
+from relanon.schema.validation import coerce_database
 from relanon.stores.base import Store, is_url, shown
 from relanon.stores.folder import FOLDER_SUFFIX, FolderStore, files_with, write_folder
 from relanon.stores.outputs import (
