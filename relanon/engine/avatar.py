@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.errors import ParameterError
+from relanon.common.options import check_integer
 from relanon.engine.columns import NUMERIC_KINDS, check_columns_present, column_types, numeric_values, restore_numeric
 from relanon.engine.factor_space import FactorSpace
 from relanon.engine.mixing import mixed_numbers
@@ -42,11 +43,11 @@ from relanon.engine.small_groups import (
     shifted,
     small_group_shifts,
 )
-from relanon.schema import vocabulary
+from relanon.schema.options import default, option
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_K = vocabulary.DEFAULT_K["avatar"]
+DEFAULT_K = default("anonymize", "k", "avatar")
 # Added to neighbour distances so that exact duplicates (distance 0) get a large, finite weight.
 DISTANCE_EPSILON = 1e-9
 MIN_ROWS = 3
@@ -501,11 +502,8 @@ def _check_k(k, n: int, name: str) -> None:
             f"least {MIN_ROWS}: each avatar mixes k >= 2 other records). If the table holds no personal data, "
             "release it as is with `anonymize: {method: keep}`"
         )
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 2 <= k < n:
-        raise ParameterError(
-            f"table {name!r} has {n} rows: k must be an integer from 2 to {n - 1} (the number of rows minus "
-            f"one), got k={k!r}; the largest k allowed is {n - 1}"
-        )
+    check_integer(k, f"table {name!r} has {n} rows: k", option("anonymize", "k").lowest("avatar"), n - 1,
+                  context=" (the number of rows minus one)")
 
 
 def _draw(indices: np.ndarray, cumulative: np.ndarray, rng: np.random.Generator) -> np.ndarray:

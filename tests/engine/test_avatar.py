@@ -253,7 +253,7 @@ def test_k_out_of_range_names_the_table_its_size_and_the_largest_k(k):
     with pytest.raises(ParameterError) as caught:
         avatarize(frame, {"x": "continuous"}, k=k, name="visits")
     message = str(caught.value)
-    assert "'visits'" in message and "10 rows" in message and "largest k allowed is 9" in message
+    assert "'visits'" in message and "10 rows" in message and "k must be an integer from 2 to 9" in message
 
 
 @pytest.mark.parametrize("n", [0, 1, 2])

@@ -153,7 +153,7 @@ def test_a_column_min_count_from_the_schema_overrides_the_default_and_round_trip
     assert schema.to_dict()["tables"]["people"]["columns"]["town"] == {"type": "categorical", "min_count": 3}
     bad = {**spec, "tables": {"people": {**spec["tables"]["people"],
                                          "columns": {"town": {"type": "categorical", "min_count": 0}}}}}
-    with pytest.raises(SchemaError, match="min_count must be a positive integer"):
+    with pytest.raises(SchemaError, match="min_count must be an integer of at least 1"):
         load_schema(bad)
     kept = {**spec, "tables": {"people": {**spec["tables"]["people"], "anonymize": {"method": "keep"}}}}
     with pytest.raises(SchemaError, match="min_count has no meaning"):
