@@ -30,7 +30,7 @@ import pandas as pd
 
 from relanon.common.errors import DataError, ParameterError, Problem
 from relanon.common.progress import as_progress
-from relanon.engine.avatar import avatarize
+from relanon.engine.avatar import RunHooks, avatarize_in_run
 from relanon.engine.column_rules import find_rules, obey_rules
 from relanon.engine.columns import NUMERIC_KINDS, numeric_values
 from relanon.engine.deassociate import anatomize, bucketize
@@ -277,8 +277,9 @@ def sensitive_choices(schema: Schema, links) -> list[str]:
 
 
 def small_group_rules(schema: Schema, name: str) -> dict:
-    """The small-group rules of :func:`relanon.engine.avatar.avatarize` for table ``name``: on for the
-    individual tables, their numbers left unshifted when children are anchored to them, their tuples of
+    """The small-group rules of :func:`relanon.engine.avatar.avatarize_in_run` for table ``name``
+    (``small_groups`` and ``shift_numbers`` of its :class:`~relanon.engine.avatar.RunHooks`, and
+    ``combination_holders``): on for the individual tables, their numbers left unshifted when children are anchored to them, their tuples of
     categories held by the schema's ``combination_min_count`` records (2 by default)."""
     individual = schema[name].individual
     anchored_below = any(fk.anchor for child in schema for fk in child.foreign_keys if fk.references == name)
@@ -428,11 +429,13 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
         else:
             k = resolved_k(table, n)
             counts = [name for key, name in internal.items() if key[0] == "count" and name in enriched.columns]
-            result = avatarize(
-                enriched, types, k=k, ncp=table.anonymize.ncp, weights=weights, random_state=rng_avatar,
-                name=table.name, drawn=counts, min_counts=min_counts(schema, table.name, k, types),
-                sensitive=sensitive_columns(schema, table.name, types), groups=parent_groups(schema, table.name, frame),
-                **small_group_rules(schema, table.name),
+            rules = small_group_rules(schema, table.name)
+            holders = rules.pop("combination_holders")
+            result = avatarize_in_run(
+                enriched, types, RunHooks(drawn=tuple(counts), groups=parent_groups(schema, table.name, frame), **rules),
+                k=k, ncp=table.anonymize.ncp, weights=weights, random_state=rng_avatar, name=table.name,
+                min_counts=min_counts(schema, table.name, k, types),
+                sensitive=sensitive_columns(schema, table.name, types), combination_holders=holders,
             )
             avatars, pairing = result.avatars, np.asarray(result.pairing)
             ncp = getattr(result, "ncp", table.anonymize.ncp)

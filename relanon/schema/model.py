@@ -86,7 +86,7 @@ class Anonymization:
     allow_suppression: bool = False
     protect_sensitive: bool = True  # avatar: decode the sensitive columns from look-alike donors
     # avatar: fewest records that must hold an avatar's tuple of categorical values, and each pair of them
-    # (None: relanon.engine.small_groups.COMBINATION_HOLDERS, 2)
+    # (None: the default of relanon.schema.options, 2)
     combination_min_count: int | None = None
     # avatar: find the columns that are exact functions of others and recompute them in the release
     # (relanon.engine.column_rules)
