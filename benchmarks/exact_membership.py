@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import relanon.engine.avatar as avatar_module  # noqa: E402
 from relanon.engine.avatar import avatarize  # noqa: E402
-from tests.test_private_values import WIDE_TYPES, wide_people  # noqa: E402
+from tests.engine.test_private_values import WIDE_TYPES, wide_people  # noqa: E402
 
 SIZE = 8000
 DATE_TYPES = {"debut": "datetime", "weight": "continuous", "hand": "categorical"}

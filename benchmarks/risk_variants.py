@@ -127,10 +127,10 @@ def _scaled_combinations(table, others, shared, secret, holders: int) -> tuple:
 def _skip_siblings(link: int) -> None:
     """A child's neighbours searched past the children of the same parent (the ``link``-th foreign key)."""
     state = {}
-    avatarize, search = pipeline_module.avatarize, avatar_module.pattern_neighbours
+    avatarize, search = pipeline_module.avatarize_in_run, avatar_module.pattern_neighbours
 
     def remembering(*args, **kwargs):
-        groups = kwargs.get("groups")
+        groups = args[2].groups  # the run's hooks
         groups = None if groups is None else np.asarray(groups).reshape(len(args[0]), -1)
         state["parent"] = None if groups is None or groups.shape[1] <= link else groups[:, link]
         try:
@@ -149,7 +149,7 @@ def _skip_siblings(link: int) -> None:
         rows = np.arange(len(coords))[:, None]
         return Neighbours(wide.distances[rows, order], wide.indices[rows, order])
 
-    pipeline_module.avatarize = remembering
+    pipeline_module.avatarize_in_run = remembering
     avatar_module.pattern_neighbours = past_siblings
 
 

@@ -14,7 +14,6 @@ changing any value:
 from __future__ import annotations
 
 import heapq
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +21,8 @@ import pandas as pd
 
 from relanon.common.errors import DataError, ParameterError, Problem, format_examples
 from relanon.common.exact import exact_codes, uncomparable_reason
+from relanon.common.options import check_integer
+from relanon.schema.options import default, option
 from relanon.schema.shapes import BUCKET_COLUMN, COUNT_COLUMN, GROUP_COLUMN
 
 
@@ -68,7 +69,7 @@ class Anatomy:
 def anatomize(
     table: pd.DataFrame,
     sensitive: str,
-    l: int = 2,  # noqa: E741
+    l: int = default("anonymize", "l"),  # noqa: E741
     key: str | None = None,
     random_state=None,
     *,
@@ -128,7 +129,7 @@ def anatomize(
     >>> result.sensitive_table["count"].tolist()
     [1, 1, 1, 1]
     """
-    l = _integer(l, "l", minimum=2)  # noqa: E741
+    l = check_integer(l, "l", option("anonymize", "l").lowest("anatomize"))  # noqa: E741
     _check_anatomy_arguments(table, sensitive, key, group_column, count_column)
     values = table[sensitive]
     buckets, n_buckets = exact_codes(values, sort=True)  # bucket number = rank of its value
@@ -319,7 +320,7 @@ def bucketize(
     table: pd.DataFrame,
     quasi_identifiers,
     sensitive,
-    k: int = 5,
+    k: int = default("anonymize", "k", "bucketize"),
     random_state=None,
     *,
     bucket_column: str = BUCKET_COLUMN,
@@ -357,7 +358,7 @@ def bucketize(
     >>> sorted(out["income"][:2]), sorted(out["income"][2:])
     ([10, 20], [30, 40])
     """
-    k = _integer(k, "k", minimum=1)
+    k = check_integer(k, "k", option("anonymize", "k").lowest("bucketize"))
     quasi = _names(quasi_identifiers, "quasi_identifiers")
     secret = _names(sensitive, "sensitive")
     _check_bucketize_arguments(table, quasi, secret, k, bucket_column)
@@ -411,7 +412,3 @@ def _names(value, what: str) -> list[str]:
     return names
 
 
-def _integer(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ParameterError(f"{name} must be an integer of at least {minimum}, got {value!r}")
-    return int(value)

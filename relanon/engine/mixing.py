@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-# Share of the way from the weighted mean to the value moved towards (see avatar._numeric_avatar).
+# Share of the way from the weighted mean to the value moved towards (see avatar_numbers.numeric_avatar).
 SPREAD = 0.5
 
 

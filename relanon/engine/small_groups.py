@@ -38,13 +38,14 @@ import pandas as pd
 
 from relanon.common.binning import hellinger
 from relanon.engine.private_values import extended_keys, tuple_codes, value_codes
+from relanon.schema.options import default
 
 # The shift's standard deviation, in standard deviations of the group: a difference of two members
 # has twice the group's variance, so ``z`` has variance ``SHIFT_SCALE ** 2 / 2``.
 SHIFT_SCALE = 1.0
 # Fewest records that must hold the whole tuple of an avatar's categorical values, and each pair of
-# them, for the tuple to be released.
-COMBINATION_HOLDERS = 2
+# them, for the tuple to be released (the schema's anonymize.combination_min_count by default).
+COMBINATION_HOLDERS = default("anonymize", "combination_min_count")
 # The tuple rule keeps a column out of its count when counting it would leave fewer than this share of the
 # records that the rule of rare values allows to give their categories, or would bend the shares of the other
 # counted columns among those left by more than TUPLE_RULE_BIAS (Hellinger distance): turning down a column's
