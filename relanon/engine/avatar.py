@@ -1,4 +1,4 @@
-"""Avatarization of one table (DESIGN section 2).
+"""Avatarization of one table (docs/method.md, "One table").
 
 Each record is replaced by an *avatar*: a random, local mix of its ``k`` nearest other records in
 the factor space of the table. Its numbers are weighted means of the neighbours' numbers; its
@@ -164,7 +164,7 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
         With ``small_groups``: whether the numbers are shifted (the tuple rule applies either way). The
         multi-table run turns it off for a table whose children are anchored to it (``anchor: true``):
         a shifted person is a point no record is near, and her children, re-drawn from the children of
-        the persons nearest to her, no longer fit her span.
+        the persons nearest to her, would not fit her span.
     combination_holders : int, default 2
         With ``small_groups``: the fewest records that must hold an avatar's tuple of categorical values
         (those whose ``min_count`` is above 1), and each pair of them, for the tuple to be drawn (the
@@ -407,7 +407,7 @@ def _table_facts(value_counts, extremes, types, name: str) -> tuple[dict, dict]:
 
 
 def neighbour_weights(distances: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """The avatar weights ``w_ij`` of DESIGN 2.4, rows summing to 1.
+    """The avatar weights ``w_ij`` (docs/method.md, "Weights"), rows summing to 1.
 
     ``P_ij = 1 / (d_ij + eps) * E_ij * 2 ** -r_ij`` with ``E_ij ~ Exp(1)`` and ``r_i`` a random
     permutation of ``1..k``; ``w_ij = P_ij / sum_j P_ij``.

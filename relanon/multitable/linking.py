@@ -1,4 +1,4 @@
-"""Re-link anonymized children to anonymized parents (DESIGN section 3, step 3).
+"""Re-link anonymized children to anonymized parents (docs/method.md, "Links").
 
 The pipeline places the avatar parents and the avatar children's broadcast parent part in one
 factor space; this module only sees those coordinates (Euclidean distance) and returns, for each
@@ -63,8 +63,8 @@ _REPAIR_PASSES = {False: 6, True: 5}
 # Above this many children, smaller blocks and fewer passes keep the time near-linear. Blocks are
 # halves of halves: at most 150 gives blocks of 145 at the 10x demo's 297,535-child link and of 121
 # at its 495,769-child link. Measured there with the midpoint repair groups, blocks of 121 and 5
-# passes take about 45 % of the time of blocks of 242 and 4 passes (250 before) and end at a lower
-# total; the smaller link keeps blocks of 145 and reaches a lower total with one more pass.
+# passes take about 45 % of the time of blocks of 242 and 4 passes and end at a lower total; the
+# smaller link keeps blocks of 145 and reaches a lower total with one more pass.
 _LARGE = 200_000
 
 
@@ -225,7 +225,7 @@ def draw_towards_totals(expected, candidates, totals, *, held=None, random_state
 
     With ``held`` (the original parents' rows of counts, for parents whose counts are released as they
     are: reference lists), a row is taken only while the release holds it fewer times than the original:
-    two airports near the same hub no longer both take its flights, which left the other hub's flights
+    two airports near the same hub do not both take its flights, which would leave the other hub's flights
     to be spread by scaling.
 
     Parameters

