@@ -42,8 +42,6 @@ def schema_page() -> str:
         "(`relanon/schemas/relanon.schema.json`). Unknown keys are errors. The guide page "
         "[The schema file](../guide/schema-file.md) explains the keys with an example.",
         "",
-        f"{schema.get('description', '')}",
-        "",
     ]
     sections = [("The file", schema)]
     for name in ("table", "column", "foreignKey", "anonymize", "columnType"):
