@@ -158,9 +158,9 @@ class AuditReport:
         if not self.individual_tables:
             return ("no table is individual (`individual: true`), so no view is of people and none gates the release: "
                     "mark the tables whose rows are people the release protects with `individual: true` "
-                    "(README, 'The schema file')")
+                    "(docs/guide/schema-file.md)")
         return (f"the individual tables ({', '.join(self.individual_tables)}) declare no quasi_identifiers: declare "
-                "the columns an attacker may know as `quasi_identifiers` (README, 'The schema file')")
+                "the columns an attacker may know as `quasi_identifiers` (docs/guide/schema-file.md)")
 
     @property
     def passed(self) -> bool:

@@ -253,7 +253,7 @@ def _smoother(assessment, leaks) -> str:
         return ""
     return (f"{' and, '.join(levers)} and assess again, reading the signal column by column: more neighbours per "
             "avatar keep less detail, a min_count left to follow k and more holders asked of a combination turn "
-            "more rare values down (see the README, Privacy attacks)")
+            "more rare values down (see docs/guide/attacks.md)")
 
 
 def _unproven_tables(assessment, unproven) -> str:

@@ -244,14 +244,14 @@ def require_individual_tables(schema: Schema) -> list[str]:
     Traceback (most recent call last):
     ...
     relanon.common.errors.SchemaError: the schema cannot be assessed (1 problem):
-      - schema: no table is individual (tables: flights), so there are no people to hold out and attack: mark each table whose rows are people the release protects (one row per person) with `individual: true` (README, 'The schema file')
+      - schema: no table is individual (tables: flights), so there are no people to hold out and attack: mark each table whose rows are people the release protects (one row per person) with `individual: true` (docs/guide/schema-file.md)
     """
     individuals = [table.name for table in schema if table.individual]
     if not individuals:
         raise SchemaError("the schema cannot be assessed", [Problem(
             f"no table is individual (tables: {', '.join(schema.tables)}), so there are no people to hold out and "
             "attack: mark each table whose rows are people the release protects (one row per person) with "
-            "`individual: true` (README, 'The schema file')")])
+            "`individual: true` (docs/guide/schema-file.md)")])
     return individuals
 
 
