@@ -439,8 +439,8 @@ def pattern_neighbours(coords: np.ndarray, pattern: np.ndarray, k: int) -> Neigh
     among all records, the k nearest of an incomplete record include complete ones while complete
     records almost never pick incomplete ones: incomplete records are chosen less often as
     neighbours (in-weight 0.66 against 1.04 for the demo's patients) and the avatars lose missing
-    values (10 % of BMI missing became 7.7 %). Searched first among the records sharing its
-    pattern, every record draws its neighbours from its own group, whose members are then chosen
+    values (10 % of the patients' BMI missing, 7.7 % of the avatars'). Searched first among the
+    records sharing its pattern, every record draws its neighbours from its own group, whose members are then chosen
     k times each on average: each column's missing share, and which columns are missing together,
     are kept in expectation. A pattern held by k records or fewer takes the rest of its neighbours
     from the patterns that differ in the fewest columns.

@@ -4,7 +4,7 @@ rooms follow the original's distribution of children per parent.
 Each child going to its nearest parent, whatever the others do, concentrates the children on a few
 parents: avatar children are weighted means, so their broadcast parent part lies towards the centre
 of the parents' cloud, and the central parents collect them. Measured on the demo (30,000 visits, 200
-doctors), children per parent fell to 0.62 (1 - KS) and the doctors enriched with their visits moved
+doctors), children per parent is then 0.62 (1 - KS) and the doctors enriched with their visits move
 by a Hellinger distance of 0.205. Here each parent gets a *room*, and the children are matched to the
 nearest parent with room:
 
