@@ -10,7 +10,7 @@ and among those outside it. Equal shares: the release tells nothing about member
 - ``dates``: a day among 9,000, a weight, a hand. Compared: the release, and the release with every date that
   exactly one person of the data holds moved to the nearest day that none or several hold (a rule left out of
   the release, docs/open-questions.md: *Numbers one person holds*), applied to the released dates.
-- ``tuples``: the wide table of ``tests/test_private_values.py`` (a month and a day that fits it, a city and its
+- ``tuples``: the wide table of ``tests/engine/test_private_values.py`` (a month and a day that fits it, a city and its
   state, a hand, a death day, a height, a weight), whose columns left out of the tuple rule are taken a family at
   a time from other neighbours than the drawn one (docs/method.md, *Small groups*).
 """
@@ -28,7 +28,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from relanon import avatarize  # noqa: E402
-from tests.test_private_values import WIDE_TYPES, wide_people  # noqa: E402
+from tests.engine.test_private_values import WIDE_TYPES, wide_people  # noqa: E402
 
 SIZE = 8000
 DATE_TYPES = {"debut": "datetime", "weight": "continuous", "hand": "categorical"}
