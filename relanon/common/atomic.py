@@ -121,25 +121,15 @@ def remove_stale_temporaries(path) -> list[Path]:
     never delete each other's work.
     """
     path = Path(path)
-    folder = path.parent
-    if not folder.is_dir():
+    if not path.parent.is_dir():
         return []
     pattern = re.compile(re.escape(f".{path.name}.{_TAG}-") + r"(\d+)-[^/]*\.(?:tmp|old)")
-    removed = []
-    try:
-        entries = list(folder.iterdir())
-    except OSError:
-        return []
-    for entry in entries:
-        match = pattern.fullmatch(entry.name)
-        if match is None or alive(int(match.group(1))):
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            entry.unlink(missing_ok=True)
-        removed.append(entry)
-    return removed
+
+    def stale(name: str) -> bool:
+        match = pattern.fullmatch(name)
+        return match is not None and not alive(int(match.group(1)))
+
+    return _remove_stale(path.parent, stale)
 
 
 def work_prefix() -> str:
@@ -156,26 +146,28 @@ def remove_leftovers(folder) -> list[Path]:
     is removed. ``relanon clean FOLDER`` runs this; every run of the Dask engine runs it where its work
     folder goes, and every output written runs it for that output's temporaries.
     """
-    removed = []
+    def stale(name: str) -> bool:
+        if name.startswith(WORK_PREFIX):
+            found = _WORK_NAME.fullmatch(name)
+            return found is None or (found["host"] == _host() and not alive(int(found["pid"])))
+        found = _TEMPORARY.fullmatch(name)
+        return found is not None and not alive(int(found["pid"]))
+
+    return _remove_stale(Path(folder), stale)
+
+
+def _remove_stale(folder: Path, stale) -> list[Path]:
+    """Remove the entries of ``folder`` whose name ``stale`` accepts (files or folders); return them."""
     try:
-        entries = list(Path(folder).iterdir())
+        entries = [entry for entry in folder.iterdir() if stale(entry.name)]
     except OSError:
         return []
     for entry in entries:
-        if entry.name.startswith(WORK_PREFIX):
-            found = _WORK_NAME.fullmatch(entry.name)
-            stale = found is None or (found["host"] == _host() and not alive(int(found["pid"])))
-        else:
-            found = _TEMPORARY.fullmatch(entry.name)
-            stale = found is not None and not alive(int(found["pid"]))
-        if not stale:
-            continue
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)
         else:
             entry.unlink(missing_ok=True)
-        removed.append(entry)
-    return removed
+    return entries
 
 
 def _host() -> str:
