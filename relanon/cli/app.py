@@ -44,7 +44,7 @@ EPILOG = {
     "assess": "example:\n  relanon assess schema.yaml --data data/ --out assessment/ --holdout 0.5 --seed 7\n\n"
               "exit 0 only when every attack passes (the upper bound of its risk's 95 % interval below 5 %);\n"
               "exit 1 when an attack fails (!, a leak measured) or is inconclusive (?, its risk below 5 % but\n"
-              "too few people to show an upper bound below 5 %), or when no attack, or some attack, could be made\n"
+              "too few people to show an upper bound below 5 %), or when an attack could not be made\n"
               "(NOT RUN: nobody to attack, e.g. --holdout 0.999)",
 }
 QUIET_HELP = "no progress: print only results, where they were written, warnings and errors"
