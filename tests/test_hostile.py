@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import re
 import resource
 import signal
 import subprocess
@@ -453,9 +452,8 @@ def test_an_output_elsewhere_in_the_same_database_is_written_and_the_input_kept(
                        "--out", f"{url}?schema=release", "--no-report", "-q")
     assert code == 0, err
     assert _hashes(pg, database) == before
-    assert {t: n for t, (n, _) in _hashes(pg, database, "release").items()} == {
-        "people": 60, "visits": 150, "relanon_files": 3}
-    assert re.search("release", _sql(pg, database, "SELECT string_agg(nspname, ',') FROM pg_namespace")[0][0])
+    released = {t: n for t, (n, _) in _hashes(pg, database, "release").items()}
+    assert released == {"people": 60, "visits": 150, "relanon_files": 2}  # the notes: schema.yaml, release.json
 
 
 # --------------------------------------------------------------------------- "did nothing": the exit codes
