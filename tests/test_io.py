@@ -329,10 +329,10 @@ def test_a_previous_output_is_replaced_only_when_the_new_one_is_complete(
         monkeypatch.setattr(pd.DataFrame, method, disk_full(getattr(pd.DataFrame, method)))
     create_table = sqlite_module._create_sqlite_table
 
-    def create_or_fail(connection, name, frame):
+    def create_or_fail(connection, name, frame, *keys):
         if "boom" in frame.columns:
             raise OSError(28, "No space left on device")
-        return create_table(connection, name, frame)
+        return create_table(connection, name, frame, *keys)
 
     monkeypatch.setattr(sqlite_module, "_create_sqlite_table", create_or_fail)
     broken = {**clinic_database, "zz_last": pd.DataFrame({"boom": [1]})}

@@ -159,7 +159,8 @@ def _explain(error) -> Problem:
     if path and path[-1] == "primary_key" and isinstance(instance, list):
         return Problem(
             "composite primary keys are not possible in this format: add a single-column key "
-            "(for example a row number) and declare it as primary_key",
+            "(for example a row number) and declare it as primary_key; a table of links whose key is its "
+            "foreign keys (a playlist and a track) is declared primary_key: null and association: true",
             table,
         )
     if column is not None and kind == "oneOf":
