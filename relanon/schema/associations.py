@@ -51,12 +51,7 @@ def association_problems(schema: Schema) -> list[Problem]:
     referenced = {fk.references: (table.name, fk.column) for table in schema for fk in table.foreign_keys}
     for table in schema:
         if not table.association:
-            if not table.primary_key:
-                problems.append(Problem(
-                    "primary_key is null, but the table is not declared an association: name the column whose "
-                    "values are unique on every row, or, for a table of links between its parents with no key of "
-                    "its own, add association: true", table.name))
-            continue
+            continue  # primary_key: null without association: true is the JSON Schema's (relanon.schema.parsing)
         if table.primary_key != row_key_name(table.name, table.column_names, table.foreign_key_columns):
             problems.append(Problem("an association table has no primary key: set primary_key: null, or remove "
                                     "association: true and keep the key", table.name, table.primary_key))

@@ -136,6 +136,10 @@ def _drop_sqlite_table(connection, name: str) -> None:
 
 def _create_sqlite_table(connection, name: str, frame: pd.DataFrame, key=(), links=None) -> None:
     types = _sqlite_types(frame)
+    if len(key) == 1 and types[key[0]] == "INTEGER":
+        # an INTEGER PRIMARY KEY would be the rowid, and SQLite would return the rows in key order; INT has the
+        # same (integer) affinity and keeps the rows in the order written
+        types[key[0]] = "INT"
     parts = [f"{quoted(column)} {types[column]}{' NOT NULL' if column in key else ''}" for column in frame.columns]
     if key:
         parts.append(f"PRIMARY KEY ({', '.join(quoted(c) for c in key)})")
