@@ -236,3 +236,15 @@ def test_the_release_holds_every_table_with_its_keys_declared_and_its_dates_as_w
     text = (folder / "Invoice.csv").read_text().splitlines()
     assert text[1].split(",")[2].endswith(" 00:00:00")
     assert (folder / "PlaylistTrack.csv").read_text().splitlines()[0] == "PlaylistId,TrackId"
+
+
+def test_a_declared_self_reference_with_a_cycle_is_left_out_and_says_why(tmp_path):
+    path = tmp_path / "cycle.sqlite"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE staff (id INTEGER PRIMARY KEY, boss INTEGER REFERENCES staff (id), age INT)")
+        connection.executemany("INSERT INTO staff VALUES (?, ?, ?)", [(1, None, 50), (2, 3, 40), (3, 2, 30)])
+    connection.close()
+    proposal = propose_schema(read_tables(path), declared=declared_keys(path))
+    assert not proposal.schema["staff"].foreign_keys
+    assert "form a cycle" in notes_text(proposal, "staff", "boss")
+    load_schema(proposal.to_yaml())

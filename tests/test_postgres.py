@@ -23,8 +23,8 @@ from relanon.multitable.pipeline import anonymize
 from relanon.multitable.release import write_release
 from relanon.schema.hierarchy import depths, parent_rows
 from relanon.schema.model import dump_schema, load_schema
-from relanon.schema.validation import check_database
 from relanon.schema.proposal import propose_schema
+from relanon.schema.validation import check_database
 from relanon.stores.io import declared_keys, read_database, read_tables, write_database
 from relanon.stores.notes import check_release, release_methods
 

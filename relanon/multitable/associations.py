@@ -12,6 +12,8 @@ combination and is counted.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pandas as pd
 
@@ -37,9 +39,7 @@ def keep_combinations_unique(schema: Schema, name: str, original: dict, releases
     repeated = np.flatnonzero(pd.Series(combos).duplicated().to_numpy())
     if not len(repeated):
         return 0, 0
-    taken: dict[tuple, int] = {}
-    for row, combo in enumerate(combos):
-        taken[combo] = taken.get(combo, 0) + 1
+    taken = Counter(combos)
     parent = schema[table.foreign_keys[-1].references]
     free_parents = releases[parent.name].frame[parent.primary_key].to_numpy(dtype=object)
     values = np.array(frame[last].astype(object).where(frame[last].notna(), None), dtype=object)

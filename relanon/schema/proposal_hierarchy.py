@@ -40,6 +40,13 @@ def hierarchy_name(column: str, key: str) -> str | None:
     return f"named like a reference within the table ({found[0]})" if found else None
 
 
+def forest(frame: pd.DataFrame, key: str, column: str) -> bool:
+    """Whether the rows of ``frame`` and their reference ``column`` to ``key`` form a forest (no cycle)."""
+    if key not in frame.columns:
+        return False
+    return bool((depths(parent_rows(frame[key], frame[column])) >= 0).all())
+
+
 def propose_self_reference(table: str, column: str, frame: pd.DataFrame, key: str, notes: list[Note]) -> str | None:
     """The evidence for linking ``table.column`` to its own key (the note), or None; a name that points within
     the table with values that do not fit gets a review note saying why it is not linked."""

@@ -17,7 +17,7 @@ import pandas as pd
 
 from relanon.common.errors import format_examples
 from relanon.schema.model import ForeignKey
-from relanon.schema.proposal_hierarchy import propose_self_reference
+from relanon.schema.proposal_hierarchy import forest, propose_self_reference
 from relanon.schema.proposal_rules import (
     ID_WORDS,
     WEAK_KEY_WORDS,
@@ -225,6 +225,12 @@ def propose_foreign_keys(tables, keys: dict[str, str], notes: list[Note], declar
     graph.add_nodes_from(tables)
     links: dict[str, list[ForeignKey]] = {t: [] for t in tables}
     for strength, _, _, child, column, parent, why, review in sorted(found):
+        if parent == child and not forest(tables[child], keys[child], column):
+            notes.append(Note(child, column, f"{why}, but some rows form a cycle (a row its own ancestor): left out; "
+                              "relanon releases a hierarchy without cycles: empty the reference of the row at the top "
+                              "of each cycle, then declare it under foreign_keys", about="foreign_key", review=True))
+            held_back.add((child, column))
+            continue
         if parent != child and nx.has_path(graph, child, parent):
             notes.append(
                 Note(

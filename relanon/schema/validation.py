@@ -44,8 +44,8 @@ import pandas as pd
 
 from relanon.common.errors import DataError, ParameterError, Problem
 from relanon.common.options import Method, did_you_mean
-from relanon.schema.coercion import COERCERS, INTEGER, MISSING_MARKERS, Issue, coerce_key, key_kind
 from relanon.schema.associations import numbered
+from relanon.schema.coercion import COERCERS, INTEGER, MISSING_MARKERS, Issue, coerce_key, key_kind
 from relanon.schema.graph import connected_groups, topological_order
 from relanon.schema.hierarchy import hierarchy_problems
 from relanon.schema.model import Schema, Table
