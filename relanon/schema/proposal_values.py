@@ -145,8 +145,8 @@ def _names_relate(column: str, parent: str, key: str) -> bool:
     words = name_words(snake_name(column)) - set(ID_WORDS)
     if words & COUNT_WORDS:
         return False
-    if words & ROLE_WORDS and entity_names(parent) & set(PEOPLE_WORDS):
-        return True  # a role (a sales rep) and a table of people (staff, employees)
+    if words & ROLE_WORDS and entity_names(parent) & (set(PEOPLE_WORDS) | ROLE_WORDS | {"personnel"}):
+        return True  # a role (a sales rep) and a table of people (staff, employees, agents)
     return bool(words & (entity_names(parent) | name_words(snake_name(key))) - set(ID_WORDS))
 
 
