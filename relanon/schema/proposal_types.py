@@ -144,7 +144,10 @@ def _text_type(snake: str, present: pd.Series, note, people: bool = True) -> tup
     distinct = len(uniques)
     by_name, by_values = identifier_by_name(snake), identifier_by_values(present)
     if not people and snake in ("name", "names"):
-        by_name = None  # a label: the name of a genre, a product, a team (rows that are not people)
+        if len(present) > 1 and distinct == len(present):  # each row its own name: it names the row (a hospital)
+            return "drop", _identifier_note(note, f"a name unique on every row ({distinct:,} distinct), which "
+                                                  "identifies each row")
+        by_name = None  # a label shared by rows: the name of a genre, a product, a team (rows that are not people)
     if by_values is not None:
         return "drop", _identifier_note(note, f"the values are {by_values}")
     if by_name is not None:
