@@ -76,8 +76,11 @@ def _key_problems(table: Table) -> list[Problem]:
 def _link_problems(table: Table, schema: Schema) -> list[Problem]:
     problems = []
     for fk in table.foreign_keys:
-        if fk.references == table.name:
-            continue  # a self-reference: a hierarchy inside the table (relanon.schema.hierarchy)
+        if fk.references == table.name:  # a self-reference: a hierarchy inside the table (relanon.schema.hierarchy)
+            if fk.anchor:
+                problems.append(Problem("anchor has no meaning for a self-reference (a row is not re-drawn on another "
+                                        "row of its table): remove it", table.name, fk.column))
+            continue
         if fk.references not in schema.tables:
             problems.append(
                 Problem(

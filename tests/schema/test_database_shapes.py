@@ -136,6 +136,7 @@ def test_association_tables_and_self_references_are_declared_and_written_back():
     (lambda s: s["tables"]["items"]["foreign_keys"].append({"column": "list_row", "references": "list_items"}),
      "refers to the association table"),
     (lambda s: s["tables"]["list_items"].update(primary_key="list_id"), "has no primary key"),
+    (lambda s: s["tables"]["items"]["foreign_keys"][0].update(anchor=True), "anchor has no meaning for a self-ref"),
 ])
 def test_a_wrong_association_is_refused_with_its_reason(change, message):
     import copy
