@@ -72,6 +72,7 @@ def test_init_proposes_a_schema_that_loads(demo_folder, tmp_path, capsys):
     assert "REVIEW" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # the three commands end to end on a demo, with its report; each on a small database: test_outputs
 def test_anonymize_evaluate_and_audit(demo_folder, tmp_path, capsys):
     schema = str(demo_folder / "schema.yaml")
     out = tmp_path / "released"
