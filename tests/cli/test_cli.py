@@ -116,6 +116,7 @@ def test_progress_is_shown_unless_quiet(demo_folder, tmp_path, capsys):
     assert "[1/5] hospitals" in err and "link visits.patient_id -> patients" in err
 
 
+@pytest.mark.slow  # a demo's report end to end; anatomized tables in a report: test_report, in a run: test_release
 def test_report_and_audit_of_an_anatomized_release(demo_folder, tmp_path, capsys):
     data = load_schema(demo_folder / "schema.yaml").to_dict()
     patients = data["tables"]["patients"]
