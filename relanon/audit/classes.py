@@ -18,7 +18,7 @@ from relanon.common.exact import exact_codes, uncomparable_reason
 from relanon.common.options import check_integer
 
 SIZE_COLUMN = ".n"
-"""Name of the class-size column of ``violating_classes`` (as in seed 001)."""
+"""Name of the class-size column of ``violating_classes`` (as in the R ``kanonvrf`` reference)."""
 
 
 def first_appearances(ids: np.ndarray) -> np.ndarray:

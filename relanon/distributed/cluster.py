@@ -1,6 +1,6 @@
 """A Dask cluster to run on: an existing one (its scheduler's address), or a local one started here.
 
-Dask is an optional dependency (``pip install 'relanon[dask]'``): it is imported only by
+Dask is an optional dependency (the ``dask`` extra: ``pip install -e ".[dask]"``): it is imported only by
 :func:`import_distributed`, which names the extra to install when it is missing.
 """
 

@@ -1,4 +1,4 @@
-"""Avatarization of one table (DESIGN section 2).
+"""Avatarization of one table (docs/method.md, "One table").
 
 Each record is replaced by an *avatar*: a random, local mix of its ``k`` nearest other records in
 the factor space of the table. Its numbers are weighted means of the neighbours' numbers; its
@@ -120,7 +120,7 @@ class RunHooks:
         With ``small_groups``: whether the numbers are shifted (the tuple rule applies either way). The
         multi-table run turns it off for a table whose children are anchored to it (``anchor: true``):
         a shifted person is a point no record is near, and her children, re-drawn from the children of
-        the persons nearest to her, no longer fit her span.
+        the persons nearest to her, would not fit her span.
     """
 
     drawn: tuple[str, ...] = ()

@@ -13,7 +13,7 @@ DISTANCE_EPSILON = 1e-9
 
 
 def neighbour_weights(distances: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """The avatar weights ``w_ij`` of DESIGN 2.4, rows summing to 1.
+    """The avatar weights ``w_ij`` (docs/method.md, "Weights"), rows summing to 1.
 
     ``P_ij = 1 / (d_ij + eps) * E_ij * 2 ** -r_ij`` with ``E_ij ~ Exp(1)`` and ``r_i`` a random
     permutation of ``1..k``; ``w_ij = P_ij / sum_j P_ij``.
@@ -45,8 +45,8 @@ def pattern_neighbours(coords: np.ndarray, pattern: np.ndarray, k: int) -> Neigh
     among all records, the k nearest of an incomplete record include complete ones while complete
     records almost never pick incomplete ones: incomplete records are chosen less often as
     neighbours (in-weight 0.66 against 1.04 for the demo's patients) and the avatars lose missing
-    values (10 % of BMI missing became 7.7 %). Searched first among the records sharing its
-    pattern, every record draws its neighbours from its own group, whose members are then chosen
+    values (10 % of the patients' BMI missing, 7.7 % of the avatars'). Searched first among the
+    records sharing its pattern, every record draws its neighbours from its own group, whose members are then chosen
     k times each on average: each column's missing share, and which columns are missing together,
     are kept in expectation. A pattern held by k records or fewer takes the rest of its neighbours
     from the patterns that differ in the fewest columns.

@@ -8,8 +8,8 @@ records of its batch (:func:`relanon.engine.avatar.avatarize` with ``space=``).
 
 What it costs: a batch holds a ``1 / n_batches`` share of the records, so neighbours lie farther apart
 than in the whole table; avatars mix less similar records (a little less faithful, a little more
-private). ``benchmarks/batching_cost.py`` measures it (README, "Running on a cluster"), which set
-:data:`DEFAULT_BATCH_SIZE`.
+private). ``benchmarks/batching_cost.py`` measures it (docs/guide/dask.md, docs/benchmarks.md); its
+figures set :data:`DEFAULT_BATCH_SIZE`.
 
 Batches are drawn without collecting the rows: each partition of the table spreads its rows at random
 over the batches, round robin over the table's positions (:func:`assign_batches`), so the batches'
@@ -27,7 +27,7 @@ import numpy as np
 from relanon.common.options import check_integer
 
 DEFAULT_BATCH_SIZE = 200_000
-"""Rows per batch unless told (see the module documentation and the README's measurements)."""
+"""Rows per batch unless told (see the module documentation and the measurements in docs/benchmarks.md)."""
 
 MIN_BATCH_SIZE = 100
 """Fewest rows per batch (neighbours are searched within a batch; k is lowered to what the smallest batch allows)."""

@@ -1,4 +1,4 @@
-"""De-associative methods: anatomization and bucketization (seed 000).
+"""De-associative methods: anatomization and bucketization (Xiao and Tao 2006).
 
 They break the link between a person's quasi-identifiers and their sensitive values without
 changing any value:
@@ -79,7 +79,7 @@ def anatomize(
 ) -> Anatomy:
     """Split ``table`` into a quasi-identifier table and a sensitive table, l-diverse per group.
 
-    The algorithm of seed 000 (Xiao and Tao 2006):
+    The algorithm of Xiao and Tao (2006):
 
     1. one bucket per sensitive value (a missing value is a value of its own);
     2. eligibility: no bucket may hold more than ``n / l`` records; otherwise the too frequent values
@@ -327,7 +327,7 @@ def bucketize(
 ) -> pd.DataFrame:
     """Shuffle the sensitive values within buckets of at least ``k`` records close on the quasi-identifiers.
 
-    The three steps of seed 000: the records are sorted on the quasi-identifiers (in the order
+    The three steps of bucketization: the records are sorted on the quasi-identifiers (in the order
     given; missing values last; ties in random order) and cut into ``n // k`` consecutive buckets of
     ``k`` or a few more records (generalization); the quasi-identifiers keep their original values;
     the sensitive values are permuted at random within each bucket. Several sensitive columns move

@@ -1,4 +1,4 @@
-"""The numbers of an avatar: a weighted mean of records' values moved towards one of them (DESIGN 2.4).
+"""The numbers of an avatar: a weighted mean of records' values moved towards one of them (docs/method.md, "Decoding").
 
 Shared by the avatar decoding (:mod:`relanon.engine.avatar`: the neighbours, moved towards the drawn
 neighbour) and the decoding of sensitive numbers (:mod:`relanon.engine.private_values`: look-alikes,

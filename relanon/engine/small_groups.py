@@ -50,10 +50,10 @@ COMBINATION_HOLDERS = default("anonymize", "combination_min_count")
 # records that the rule of rare values allows to give their categories, or would bend the shares of the other
 # counted columns among those left by more than TUPLE_RULE_BIAS (Hellinger distance): turning down a column's
 # rare combinations is the rule, leaning the release towards a kind of people is not. In a wide table of birth
-# and death cities, days and heights, nearly every record holds a pair of its own: counting every column left
-# 0.5 % of the Lahman people to give their categories, and the release had 95 % right-handed batters, 14 %
-# born in Tulsa and 98 % alive (the living share their empty death columns). Measured there and on a table of
-# towns of six (benchmarks/wide_people.py, benchmarks/combination_holders.py; README, How it works).
+# and death cities, days and heights, nearly every record holds a pair of its own: counting every column leaves
+# 0.5 % of the Lahman people to give their categories, and the release would have 95 % right-handed batters,
+# 14 % born in Tulsa and 98 % alive (the living share their empty death columns). Measured there and on a table
+# of towns of six (benchmarks/wide_people.py, benchmarks/combination_holders.py; docs/method.md, Small groups).
 TUPLE_RULE_FLOOR = 0.1
 TUPLE_RULE_BIAS = 0.05
 # The columns left out of the tuple rule are taken from other neighbours than the drawn one, a family of columns

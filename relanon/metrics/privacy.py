@@ -1,4 +1,4 @@
-"""Privacy metrics of a single table's release (DESIGN section 4).
+"""Privacy metrics of a single table's release (docs/guide/metrics.md).
 
 Distances are measured in a :class:`~relanon.engine.factor_space.FactorSpace` fitted on the *original*
 table (its first ``ncp`` axes), where the avatars are placed with the statistics of the originals.

@@ -301,7 +301,7 @@ def design_effect(training: np.ndarray, control: np.ndarray, predicates: tuple, 
     person, on control otherwise), so ``m`` of them count as much as one trial weighted ``m``. The
     rates' intervals are those of ``n / deff`` independent predicates (1 when no two predicates
     isolate the same person). Measured on 40 populations with releases independent of the
-    training people, the multivariate risk divided by its error had a standard deviation of 1.54
+    training people, the multivariate risk divided by its error has a standard deviation of 1.54
     with independent trials, 1.0 or so with this correction.
     """
     people = np.concatenate([matched_rows(training, _subset(predicates, succeeded)),
