@@ -216,7 +216,7 @@ def assert_patients_hidden_and_kept(schema, database, result, hellinger: float):
 
 
 def test_every_method_on_every_demo_link():
-    schema, database = datasets.hospital(scale=0.05, seed=1)
+    schema, database = datasets.hospital(scale=0.02, seed=1)
     for method in ("minimum_distance", "original_order", "linear_sum"):
         data = schema.to_dict()
         for table in data["tables"].values():
