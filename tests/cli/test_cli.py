@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from workspace import make_workspace
 
 from relanon.cli import main
 from relanon.schema.model import load_schema
@@ -72,6 +73,7 @@ def test_init_proposes_a_schema_that_loads(demo_folder, tmp_path, capsys):
     assert "REVIEW" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # on a demo, with its report; on 12 people: test_anonymize_then_evaluate_a_small_database, test_outputs
 def test_anonymize_evaluate_and_audit(demo_folder, tmp_path, capsys):
     schema = str(demo_folder / "schema.yaml")
     out = tmp_path / "released"
@@ -115,6 +117,7 @@ def test_progress_is_shown_unless_quiet(demo_folder, tmp_path, capsys):
     assert "[1/5] hospitals" in err and "link visits.patient_id -> patients" in err
 
 
+@pytest.mark.slow  # a demo's report end to end; anatomized tables in a report: test_report, in a run: test_release
 def test_report_and_audit_of_an_anatomized_release(demo_folder, tmp_path, capsys):
     data = load_schema(demo_folder / "schema.yaml").to_dict()
     patients = data["tables"]["patients"]
@@ -157,3 +160,18 @@ def test_the_help_of_assess_shows_its_default_holdout():
     holdout = next(a for a in commands.choices["assess"]._actions if a.dest == "holdout")
     assert holdout.default == DEFAULT_HOLDOUT
     assert f"default {DEFAULT_HOLDOUT}" in holdout.help
+
+
+def test_anonymize_then_evaluate_a_small_database(tmp_path, capsys):
+    """The commands of test_anonymize_evaluate_and_audit on 12 people: a release, then its measures."""
+    ws = make_workspace(tmp_path / "ws")
+    out = tmp_path / "released"
+    assert main(["anonymize", str(ws / "schema.yaml"), "--data", str(ws / "data"), "--out", str(out), "--seed", "3",
+                 "-q", "--no-report"]) == 0
+    assert "anonymized database written to" in capsys.readouterr().out
+    assert {p.name for p in out.iterdir()} >= {"people.csv", "visits.csv", "schema.yaml", "release.json"}
+    metrics = tmp_path / "metrics.json"
+    assert main(["evaluate", str(ws / "schema.yaml"), "--original", str(ws / "data"), "--anonymized", str(out),
+                 "--json", str(metrics), "-q"]) == 0
+    assert "pairing" in capsys.readouterr().out  # says which metrics need the run's private pairing
+    assert json.loads(metrics.read_text())["relations"]

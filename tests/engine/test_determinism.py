@@ -16,6 +16,7 @@ import sys
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from relanon.engine.factor_space import DENSE_LIMIT
 
@@ -68,6 +69,7 @@ def tied_database(folder, n_people=2_600, seed=0):
     return folder
 
 
+@pytest.mark.slow  # two runs of the command line in processes of their own; in one process: test_pipeline
 def test_same_seed_gives_the_same_bytes_in_separate_processes(tmp_path):
     assert 2_600 > DENSE_LIMIT + 100  # every city exists, more categories than the dense solver takes
     data = tied_database(tmp_path / "data")

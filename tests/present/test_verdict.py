@@ -150,6 +150,7 @@ def test_equal_to_a_strict_target_is_a_failure_and_says_which_side_is_wanted(pas
 # --------------------------------------------------------------------------- the demo, end to end
 
 
+@pytest.mark.slow  # the demo command end to end; on small evaluations: test_terminal_and_report_list_the_same_failures
 def test_demo_terminal_verdict_lists_what_the_report_lists(tmp_path, capsys):
     assert main(["demo", "--out", str(tmp_path / "demo"), "--scale", "0.05", "--seed", "3", "-q"]) == 0
     captured = capsys.readouterr()
