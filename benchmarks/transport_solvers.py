@@ -4,9 +4,11 @@ The problem: each child (one unit) goes to a parent, parent ``p`` receives exact
 the total Euclidean distance is minimized. The instances are those of ``benchmarks/linear_sum_speed.py``
 (clustered 5-dimension factor space, 3 children per parent). Solvers:
 
-- ``blocked``: relanon's :func:`relanon.multitable.linking.match_linear_sum` (exact Hungarian solves on
-  balanced spatial blocks of slots, then repair passes along rotated cuts);
-- ``flow-K``: OR-Tools' ``SimpleMinCostFlow`` (cost scaling) on a sparse graph of candidate arcs: each child's
+- ``linear_sum``: relanon's :func:`relanon.multitable.linking.match_linear_sum` (the blocked solver, then up to
+  200,000 children the minimum-cost flow on :func:`relanon.multitable.linking.candidates.candidate_arcs`);
+- ``blocked``: the blocked solver alone (:func:`relanon.multitable.linking.repair.solve_blocked`: exact
+  Hungarian solves on balanced spatial blocks of slots, then repair passes along rotated cuts);
+- ``nearest-K``: OR-Tools' ``SimpleMinCostFlow`` (cost scaling) on a sparse graph of nearest arcs only: each child's
   ``K`` nearest parents and each parent's ``2 * count + 2`` nearest children, integer costs (distances scaled
   to ``2**20`` at the longest arc); a child that the graph cannot place goes through an overflow node of
   prohibitive cost, and then receives arcs to the nearest of the parents left short (their number doubled at
@@ -20,7 +22,7 @@ Every solver runs in its own process (peak memory and CPU seconds are its own); 
 (stable on a loaded machine) and wall seconds.
 
     python benchmarks/transport_solvers.py                       # 10k children, 3 seeds, every solver
-    python benchmarks/transport_solvers.py --sizes 100000 --seeds 0 --solvers blocked flow-8
+    python benchmarks/transport_solvers.py --sizes 100000 --seeds 0 --solvers linear_sum blocked
 """
 
 from __future__ import annotations
@@ -37,8 +39,10 @@ from linear_sum_speed import clustered
 
 from relanon.engine.neighbours import cross_neighbours
 from relanon.multitable import linking
+from relanon.multitable.linking import repair
+from relanon.multitable.linking.inputs import worker_count
 
-SOLVERS = ("exact", "blocked", "flow-8", "flow-16", "sparse-8")
+SOLVERS = ("exact", "linear_sum", "blocked", "nearest-8", "nearest-16", "sparse-8")
 CPU_LIMIT = 600  # seconds of CPU a solver may take on one instance
 RESOLUTION = 2**20
 
@@ -141,9 +145,14 @@ def run_one(solver: str, n: int, seed: int) -> dict:
     extra = {}
     if solver == "exact":
         assignment = exact(children, parents, counts)
-    elif solver == "blocked":
+    elif solver == "linear_sum":
         assignment = linking.match_linear_sum(children, parents, counts, random_state=seed)
-    elif solver.startswith("flow-"):
+    elif solver == "blocked":
+        size, passes = linking.blocked_settings(len(children))
+        slots = np.repeat(np.arange(len(parents)), counts)
+        assignment = slots[repair.solve_blocked(children, parents[slots], size, passes, worker_count(None),
+                                                np.random.default_rng(seed))]
+    elif solver.startswith("nearest-"):
         assignment, extra["solves"] = min_cost_flow(children, parents, counts, int(solver.split("-")[1]))
     else:
         assignment = sparse_matching(children, parents, counts, int(solver.split("-")[1]))
