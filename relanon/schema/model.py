@@ -33,16 +33,15 @@ import yaml
 
 from relanon.common.atomic import write_text_atomically
 from relanon.common.errors import SchemaError
+from relanon.schema.associations import row_key_name
+from relanon.schema.options import default
 from relanon.schema.parsing import (
     json_schema_problems,
     parse_text,
     read_source,
 )
 from relanon.schema.structure import structure_problems
-from relanon.schema.vocabulary import (
-    DEFAULT_K,
-    FORMAT_VERSION,
-)
+from relanon.schema.vocabulary import FORMAT_VERSION
 
 
 @dataclass(frozen=True)
@@ -76,7 +75,7 @@ class Anonymization:
     """How a table is anonymized.
 
     ``k`` and ``ncp`` left to ``None`` take their defaults when the table is processed
-    (``k`` = 10 for avatar, 5 for bucketize; ``ncp`` = ``"auto"``, see
+    (:data:`relanon.schema.options.OPTIONS`: ``k`` = 10 for avatar, 5 for bucketize; ``ncp`` = ``"auto"``, see
     :class:`relanon.engine.factor_space.FactorSpace`).
     """
 
@@ -88,7 +87,7 @@ class Anonymization:
     allow_suppression: bool = False
     protect_sensitive: bool = True  # avatar: decode the sensitive columns from look-alike donors
     # avatar: fewest records that must hold an avatar's tuple of categorical values, and each pair of them
-    # (None: relanon.engine.small_groups.COMBINATION_HOLDERS, 2)
+    # (None: the default of relanon.schema.options, 2)
     combination_min_count: int | None = None
     # avatar: find the columns that are exact functions of others and recompute them in the release
     # (relanon.engine.column_rules)
@@ -96,11 +95,11 @@ class Anonymization:
 
     @property
     def k_or_default(self) -> int | None:
-        return self.k if self.k is not None else DEFAULT_K.get(self.method)
+        return self.k if self.k is not None else default("anonymize", "k", self.method)
 
     @property
     def l_or_default(self) -> int:
-        return self.l if self.l is not None else 2
+        return self.l if self.l is not None else default("anonymize", "l")
 
 
 @dataclass(frozen=True)
@@ -116,6 +115,9 @@ class Table:
     sensitive: tuple[str, ...] = ()
     anonymize: Anonymization = field(default_factory=Anonymization)
     source: str | None = None
+    # a table of links without a key of its own (primary_key: null): its rows are numbered in a column
+    # named primary_key, never written (relanon.schema.associations)
+    association: bool = False
 
     @property
     def source_name(self) -> str:
@@ -135,6 +137,11 @@ class Table:
     @property
     def foreign_key_columns(self) -> tuple[str, ...]:
         return tuple(fk.column for fk in self.foreign_keys)
+
+    @property
+    def self_references(self) -> tuple[ForeignKey, ...]:
+        """The foreign keys to the table itself (a manager, a parent category)."""
+        return tuple(fk for fk in self.foreign_keys if fk.references == self.name)
 
     @property
     def key_columns(self) -> tuple[str, ...]:
@@ -197,7 +204,9 @@ class Schema:
 
 
 def _table_to_dict(table: Table) -> dict:
-    out: dict = {"primary_key": table.primary_key}
+    out: dict = {"primary_key": None if table.association else table.primary_key}
+    if table.association:
+        out["association"] = True
     if table.individual:
         out["individual"] = True
     if table.source:
@@ -338,9 +347,13 @@ def _build_table(name: str, spec: Mapping) -> Table:
             foreign_keys.append(ForeignKey(fk["column"], fk["references"], str(fk.get("link", "linear_sum")),
                                            fk.get("anchor") is True))
     primary_key = spec.get("primary_key")
+    association = spec.get("association") is True
+    if association and primary_key is None:
+        primary_key = row_key_name(name, [c.name for c in columns], [fk.column for fk in foreign_keys])
     return Table(
         name=name,
         primary_key=primary_key if isinstance(primary_key, str) else "",
+        association=association,
         columns=tuple(columns),
         foreign_keys=tuple(foreign_keys),
         individual=bool(spec.get("individual", False)),
