@@ -19,15 +19,8 @@ from relanon.engine import small_groups as small_groups_module
 from relanon.engine.avatar import avatarize
 from relanon.engine.factor_space import FactorSpace
 from relanon.engine.neighbours import self_neighbours
-from relanon.engine.private_values import (
-    _other_neighbours,
-    _ranked,
-    bound_extremes,
-    frequent_records,
-    min_count_thresholds,
-    sensitive_donors,
-    without,
-)
+from relanon.engine.donors import _other_neighbours, _ranked, sensitive_donors, without
+from relanon.engine.private_values import bound_extremes, frequent_records, min_count_thresholds
 from relanon.engine.small_groups import counted_columns, rare_combination_records
 from relanon.metrics.attacks.inference import inference
 from relanon.metrics.attacks.singling_out import singling_out

@@ -18,6 +18,7 @@ import pandas as pd
 
 from relanon.common.errors import ParameterError
 from relanon.engine.columns import NUMERIC_KINDS, check_columns_present, column_types, numeric_values, restore_numeric
+from relanon.engine.donors import sensitive_donors
 from relanon.engine.factor_space import FactorSpace
 from relanon.engine.mixing import mixed_numbers
 from relanon.engine.neighbours import Neighbours, cross_neighbours, self_neighbours
@@ -28,7 +29,6 @@ from relanon.engine.private_values import (
     holder_counts,
     min_count_thresholds,
     rare_values,
-    sensitive_donors,
 )
 from relanon.engine.small_groups import (
     COMBINATION_HOLDERS,
@@ -137,7 +137,7 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     sensitive : collection of str, optional
         Columns decoded *leaving the column out*: their values come from a donor, a look-alike of
         the drawn neighbour ``J_i`` found without them, never from a record this avatar is one of
-        the closest released rows to (:func:`relanon.engine.private_values.sensitive_donors`).
+        the closest released rows to (:func:`relanon.engine.donors.sensitive_donors`).
     groups : array of int, shape (n_rows, n_parents), optional
         Each row's parents (codes, -1 for none): a sensitive value never comes from a row of the
         same parent.
