@@ -79,7 +79,7 @@ def _avatarize_batch(job: BatchJob, path, directory, batch: int, offset: int, rn
     frame = read_parts([path])
     n = len(frame)
     enriched = frame[list(job.types)]
-    ncp, rules = None, ()
+    ncp, rules, generalized = None, (), []
     if n == 0 or not job.types:
         pairing = rng.permutation(n)
         avatars = enriched.iloc[pairing].reset_index(drop=True)
@@ -89,6 +89,7 @@ def _avatarize_batch(job: BatchJob, path, directory, batch: int, offset: int, rn
                            sensitive=list(job.sensitive), groups=job_groups(job, frame), value_counts=job.value_counts,
                            extremes=job.extremes, **job.small_groups)
         avatars, pairing, ncp = result.avatars.reset_index(drop=True), np.asarray(result.pairing), result.ncp
+        generalized = result.generalized
         # the rules the batch's original rows obey (found per batch: the whole table is never in one place)
         rules = table_rules(table, frame, job.types)
         avatars = obey_rules(avatars, rules)
@@ -101,7 +102,7 @@ def _avatarize_batch(job: BatchJob, path, directory, batch: int, offset: int, rn
     for fk in job.source_fks:
         out[SOURCE_FK + fk] = frame[fk].take(pairing).reset_index(drop=True)
     write(out, directory, batch)
-    return {"rows": n, "ncp": ncp, "rules": list(rules)}
+    return {"rows": n, "ncp": ncp, "rules": list(rules), "generalized": generalized}
 
 
 def job_groups(job: BatchJob, frame: pd.DataFrame):

@@ -25,6 +25,7 @@ class Released:
     fk_dtypes: dict = field(default_factory=dict)
     companion: object = None  # the sensitive table of an anatomized table
     column_rules: tuple = ()  # the rules between columns every batch obeys (relanon.engine.column_rules)
+    generalized: tuple = ()  # rare values generalized, per column, over the batches (relanon.engine.generalize)
 
     @property
     def n_batches(self) -> int:

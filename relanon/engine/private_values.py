@@ -19,12 +19,15 @@ The second rule, the sensitive columns' donors, is :mod:`relanon.engine.donors`.
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
 from relanon.common.errors import ParameterError
+from relanon.engine.columns import NUMERIC_KINDS, numeric_values
 from relanon.engine.neighbours import cross_neighbours
 
 
@@ -231,14 +234,16 @@ def among_eligible(eligible: np.ndarray, indices: np.ndarray, weights: np.ndarra
 
 
 def bound_extremes(avatars: pd.Series, original: pd.Series, min_count: int, bounds: tuple | None = None) -> pd.Series:
-    """``avatars`` kept between the ``min_count``-th smallest and largest present values of ``original``,
-    or between ``bounds``: those of the whole table of which ``original`` is a batch
-    (:func:`extreme_bounds` of its values).
+    """``avatars`` kept between the bounds of :func:`extreme_bounds` of the present values of ``original``,
+    or between ``bounds``: those of the whole table of which ``original`` is a batch. A whole-number column
+    keeps whole bounds (rounded inwards).
 
     Examples
     --------
+    >>> bound_extremes(pd.Series([1.0, 50.0, 99.0]), pd.Series(np.arange(1.0, 101.0)), 5).tolist()
+    [5.5, 50.0, 95.5]
     >>> bound_extremes(pd.Series([1, 50, 99]), pd.Series(range(1, 101)), 5).tolist()
-    [5, 50, 96]
+    [6, 50, 95]
     >>> bound_extremes(pd.Series([1, 50, 99]), pd.Series(range(1, 101)), 5, bounds=(20, 60)).tolist()
     [20, 50, 60]
     """
@@ -247,20 +252,119 @@ def bound_extremes(avatars: pd.Series, original: pd.Series, min_count: int, boun
         bounds = extreme_bounds(present, present, len(present), min_count)
     if bounds is None:
         return avatars
-    return avatars.clip(*bounds)
+    low, high = bounds
+    if pd.api.types.is_integer_dtype(avatars.dtype):
+        low, high = int(np.ceil(float(low))), int(np.floor(float(high)))
+        low, high = min(low, high), max(low, high)
+    return avatars.clip(low, high)
 
 
 def extreme_bounds(smallest: pd.Series, largest: pd.Series, n: int, min_count: int) -> tuple | None:
-    """The ``min_count``-th smallest and largest of ``n`` present values (at most their middle ones), from
-    sorted ``smallest`` and ``largest`` holding at least the ``min_count`` smallest and largest of them
-    (each part's, gathered, hold the whole table's); None when ``min_count`` is 1 (no bound).
+    """The bounds of ``n`` present values below and above which ``min_count`` of them lie: half-way between
+    the ``min_count``-th and the next smallest (largest) values, at most the middle ones; from sorted
+    ``smallest`` and ``largest`` holding at least the ``min_count + 1`` smallest and largest of them (each
+    part's, gathered, hold the whole table's); None when ``min_count`` is 1 (no bound).
+
+    Half-way, not the ``min_count``-th value itself: every avatar beyond it takes the bound, which would
+    otherwise be one person's own value (eight people's birth dates released as two of them).
 
     Examples
     --------
-    >>> [int(v) for v in extreme_bounds(pd.Series([1, 2, 3]), pd.Series([7, 8, 9]), 100, 2)]
-    [2, 8]
+    >>> [float(v) for v in extreme_bounds(pd.Series([1, 2, 3]), pd.Series([6, 8, 9]), 100, 2)]
+    [2.5, 7.0]
     """
     t = min(int(min_count), (n + 1) // 2)
     if t <= 1:
         return None
-    return smallest.iloc[t - 1], largest.iloc[len(largest) - t]
+    return _half_way(smallest, t - 1, t), _half_way(largest, len(largest) - t, len(largest) - t - 1)
+
+
+def _half_way(values: pd.Series, at: int, then: int):
+    """Half-way between ``values.iloc[at]`` and ``values.iloc[then]`` (the first alone when there is no such)."""
+    first = values.iloc[at]
+    if not 0 <= then < len(values):
+        return first
+    return first + (values.iloc[then] - first) / 2
+
+
+def held_supports(table, types, space, thresholds, name: str) -> dict:
+    """The columns' frozen statistics, each mixed number's support (the small set of values its avatars are
+    put on) kept to the values that the column's ``min_count`` records of ``table`` hold: a value one person
+    holds is never a value avatars are snapped to (eight people's birth dates released as two of them). A
+    support left without values is no support (the mix stays between its bounds)."""
+    out = {}
+    for column in types:
+        stats = space.statistics_[column]
+        threshold = thresholds.get(column, 1)
+        if types[column] in NUMERIC_KINDS and threshold > 1 and getattr(stats, "support", None) is not None:
+            values = numeric_values(table[column], stats.kind, table=name)
+            held, counts = np.unique(values[~np.isnan(values)], return_counts=True)
+            kept = held[counts >= threshold]
+            stats = dataclasses.replace(stats, support=kept if len(kept) else None)
+        out[column] = stats
+    return out
+
+
+def unreleasable_columns(table, categorical, thresholds, value_counts) -> dict:
+    """The categorical columns of which no value is held by the column's ``min_count`` records (a free text, a
+    town that no more than three people share where ``min_count`` is 10), with the most records any value has:
+    none of their values may be released."""
+    found = {}
+    for c in categorical:
+        present = table[c].notna().to_numpy()
+        if thresholds.get(c, 1) > 1 and holds_missing(table[c]) and present.any():
+            most = int(holder_counts(table[c], (value_counts or {}).get(c))[present].max())
+            if most < thresholds[c]:
+                found[c] = most
+    return found
+
+
+def holds_missing(series: pd.Series) -> bool:
+    """Whether a value of ``series`` can be made missing without changing its dtype (text, categories, decimal
+    numbers): whole-number and boolean columns without missing values keep the rule's lowered counts instead."""
+    dtype = series.dtype
+    return not ((pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_integer_dtype(dtype))
+                and not pd.api.types.is_extension_array_dtype(dtype))
+
+
+def rare_values_missing(table, out, categorical, thresholds, value_counts, unreleasable, name) -> dict:
+    """The released categorical columns with every value that fewer than ``min_count`` records hold made
+    missing, with a warning naming them. None is, unless no value of a column reaches ``min_count``
+    (``unreleasable``) or every record held a rare value (the draw's counts were lowered)."""
+    cleaned, notes, kept = {}, [], []
+    for column in categorical:
+        if thresholds.get(column, 1) <= 1 or column not in out:
+            continue
+        rare = rare_values(out[column], table[column], thresholds[column], (value_counts or {}).get(column))
+        if not rare.any():
+            continue
+        counted = f"{int(rare.sum())} of {len(rare)} released values"
+        if not holds_missing(table[column]):
+            kept.append(f"{column} ({counted})")
+            continue
+        cleaned[column] = out[column].mask(rare)
+        notes.append(f"{column} (min_count {thresholds[column]}; {counted} missing"
+                     + (f": no value is held by that many records, the most held by {unreleasable[column]}"
+                        if column in unreleasable else "") + ")")
+    if notes:
+        warnings.warn(f"table {name!r}: values that fewer than min_count records hold are released as missing in "
+                      f"{'; '.join(notes)}. Coarsen such a column (a region instead of a town, a year instead of a "
+                      "date), drop it (a free text, an identifier), or, if values that few people share may be "
+                      "published, set its min_count lower in the schema",
+                      UserWarning, stacklevel=4)
+    if kept:
+        warnings.warn(f"table {name!r}: every record held a value that fewer than min_count records hold, and the "
+                      f"counts were lowered: values that fewer hold are released in {'; '.join(kept)}, whole-number or "
+                      "yes/no columns without missing values. Coarsen or drop such a column, or lower its min_count "
+                      "in the schema knowingly", UserWarning, stacklevel=4)
+    return cleaned
+
+
+def checked_facts(value_counts, extremes, types, name: str) -> tuple[dict, dict]:
+    """The whole table's value counts and extremes as dicts, or a ParameterError naming unknown columns."""
+    value_counts, extremes = dict(value_counts or {}), dict(extremes or {})
+    for label, given in (("value_counts", value_counts), ("extremes", extremes)):
+        unknown = sorted(set(given) - set(types))
+        if unknown:
+            raise ParameterError(f"table {name!r}: {label} names columns that are not avatarized: {unknown}")
+    return value_counts, extremes

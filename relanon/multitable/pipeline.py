@@ -420,6 +420,7 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
     internal = enrichment_names(schema, table.name)
     n = len(frame)
     k = ncp = None
+    generalized = ()
     with report.step(f"{table.name}: avatarize") as step:
         if n == 0 or not types:
             avatars, pairing = enriched, rng_avatar.permutation(n)
@@ -436,7 +437,8 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
             )
             avatars, pairing = result.avatars, np.asarray(result.pairing)
             ncp = getattr(result, "ncp", table.anonymize.ncp)
-            step.detail = f"k={k}, {len(enriched.columns)} columns"
+            generalized = tuple(getattr(result, "generalized", ()))
+            step.detail = f"k={k}, {len(enriched.columns)} columns" + generalized_detail(generalized)
     avatars = avatars.reset_index(drop=True)
     rules = table_rules(table, frame, types) if k is not None else ()
     released = pd.DataFrame(index=pd.RangeIndex(n))
@@ -452,7 +454,17 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
     return TableRelease(
         table.name, "avatar", released, pairing, enriched_original=enriched, enriched_avatars=avatars,
         enriched_types=types, enriched_weights=weights, k=k, ncp=ncp, internal_names=internal, column_rules=rules,
+        generalized=generalized,
     )
+
+
+def generalized_detail(generalized) -> str:
+    """What the progress line says of the rare values generalized (:mod:`relanon.engine.generalize`)."""
+    if not generalized:
+        return ""
+    said = [f"{g['column']} ({g['rare_records']} records into {len(g['levels'])} levels"
+            + (f", {g['left_rare']} left missing" if g["left_rare"] else "") + ")" for g in generalized]
+    return "; rare values generalized: " + ", ".join(said)
 
 
 def table_rules(table: Table, frame: pd.DataFrame, types) -> tuple:
