@@ -227,15 +227,16 @@ def test_rare_values_are_counted_in_the_whole_table_across_batches(two_workers, 
 
 
 def test_a_warning_of_a_worker_process_reaches_the_user_once(two_workers, tmp_path):
-    """A column none of whose values k people hold is released missing, with a warning raised on a worker:
-    it reaches the client, once for the table's batches (it was printed by the worker process with its
-    source line, and never seen by a caller catching warnings)."""
+    """A whole-number category column none of whose values k people hold (it can hold neither a merged level
+    nor a missing value) is released with a warning raised on a worker: it reaches the client, once for the
+    table's batches (it was printed by the worker process with its source line, and never seen by a caller
+    catching warnings)."""
     spec = {**TOWNS_SCHEMA, "tables": {"people": {**TOWNS_SCHEMA["tables"]["people"],
                                                  "columns": {**TOWNS_SCHEMA["tables"]["people"]["columns"],
                                                              "badge": "categorical"}}}}
-    people = towns().assign(badge=lambda f: [f"B{i}" for i in range(len(f))])
+    people = towns().assign(badge=lambda f: np.arange(len(f)))
     write_part(people, tmp_path / "parts" / "people", 0)
-    with pytest.warns(UserWarning, match="released as missing in badge") as caught:
+    with pytest.warns(UserWarning, match="values that fewer hold are released in badge") as caught:
         anonymize_dataset(load_schema(spec), tmp_path / "parts", tmp_path / "out", client=two_workers, batch_size=400,
                           random_state=SEED, progress=False)
     assert sum("in badge" in str(w.message) for w in caught) == 1  # three batches, one warning

@@ -37,7 +37,7 @@ from relanon.multitable.release import write_release
 from relanon.present.attacks import attacks_text, risk_matrix_text, verdict_text
 from relanon.present.audit import audit_dict, audit_text
 from relanon.present.verdict import failure_lines, privacy_matrix_text
-from relanon.schema.graph import connected_groups, parent_links, topological_order
+from relanon.schema.graph import connected_groups, parent_links, too_small_for_k, topological_order
 from relanon.schema.model import dump_schema, load_schema
 from relanon.schema.proposal import propose_schema
 from relanon.stores.io import declared_keys, detect_format, output_format, read_database, read_tables, write_database
@@ -72,6 +72,8 @@ def run_validate(args) -> int:
               + "; ".join(", ".join(g) for g in groups))
     if database is not None:
         print(f"data {shown(args.data)}: valid against the schema")
+        for name, message in too_small_for_k(schema, {n: len(frame) for n, frame in database.items()}).items():
+            print(f"review: {name}: {message}")
     return EXIT_OK
 
 
