@@ -293,7 +293,7 @@ def run_assess(args) -> int:
     options = {name: value for name, value in (("n_attacks", args.attacks), ("n_predicates", args.predicates))
                if value is not None}
     assessment = assess(schema, database, holdout=args.holdout, random_state=args.seed, sample_size=args.sample_size,
-                        rounds=args.rounds, progress=progress, **options)
+                        rounds=args.rounds, time_budget=args.time_budget, progress=progress, **options)
     files = report_files(assessment.evaluation, assessment, progress=progress)
     with progress.step("write the report"):
         report = write_report_folder(assessment.evaluation, Path(args.out), inputs, True, files)
