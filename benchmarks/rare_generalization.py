@@ -42,14 +42,12 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from attacks_vs_anonymeter import anonymeter_figures  # noqa: E402
+from attacks_vs_anonymeter import anonymeter_figures, attack_views  # noqa: E402
 
 from relanon import anonymize, datasets  # noqa: E402
-from relanon.metrics.attacks.assessment import attack_view  # noqa: E402
 from relanon.metrics.attacks.holdout import split_database  # noqa: E402
 from relanon.metrics.signal import hellinger_distances  # noqa: E402
 from relanon.multitable.release import release_notes  # noqa: E402
-from relanon.multitable.views import views  # noqa: E402
 from relanon.schema.model import Schema  # noqa: E402
 from relanon.schema.validation import check_database  # noqa: E402
 
@@ -151,7 +149,8 @@ def main() -> None:
           f"{time.process_time() - cpu:.0f} s CPU")
     release = result.tables
     fidelity(schema, split, release, release_notes(result)["tables"])
-    attacks, frames = attacked(schema, split, release, args)
+    attacks, frames = attack_views(schema, split, release, seed=args.seed, n_attacks=args.attacks,
+                                   n_predicates=args.predicates)
     theirs = {}
     if args.anonymeter_python:
         theirs = anonymeter_figures(args.anonymeter_python, frames, schema, seed=args.seed,
@@ -172,22 +171,6 @@ def main() -> None:
                   f"anonymeter {shown}")
     if args.sdmetrics:
         _sdmetrics(schema, split.training, release)
-
-
-def attacked(schema, split, release, args):
-    """relanon's attacks on every view of the individual tables, and the frames anonymeter reads (as
-    benchmarks/attacks_vs_anonymeter.py's ``run``)."""
-    attacks, frames = [], {}
-    for name in split.control:
-        held = {v.name: v for v in views(schema, split.control[name], name)}
-        released = {v.name: v for v in views(schema, release, name)}
-        for view in views(schema, split.training, name):
-            control = held[view.name].frame.iloc[split.control_rows[name]].reset_index(drop=True)
-            rng = np.random.default_rng([args.seed, len(attacks)])
-            attacks += attack_view(schema, view, control, released[view.name].frame, rng, n_attacks=args.attacks,
-                                   n_predicates=args.predicates)
-            frames[view.name] = (released[view.name].frame, view.frame, control, view.types, view)
-    return attacks, frames
 
 
 def _sdmetrics(schema, training, release) -> None:
