@@ -10,7 +10,7 @@ and among those outside it. Equal shares: the release tells nothing about member
 - ``dates``: a day among 9,000, a weight, a hand. Compared: the release, and the release with every date that
   exactly one person of the data holds moved to the nearest day that none or several hold (a rule measured and
   left out of the release, README: *Numbers one person holds*), simulated on the release.
-- ``tuples``: the wide table of ``tests/test_private_values.py`` (a month and a day that fits it, a city and its
+- ``tuples``: the wide table of ``tests/engine/test_private_values.py`` (a month and a day that fits it, a city and its
   state, a hand, a death day, a height, a weight). Compared: the release (the columns the tuple rule leaves out
   taken a family at a time from other neighbours) and those columns taken from the drawn neighbour with the rest,
   as before.
@@ -28,9 +28,10 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tests.test_private_values import WIDE_TYPES, wide_people  # noqa: E402
+
 import relanon.engine.avatar as avatar_module  # noqa: E402
 from relanon.engine.avatar import avatarize  # noqa: E402
-from tests.test_private_values import WIDE_TYPES, wide_people  # noqa: E402
 
 SIZE = 8000
 DATE_TYPES = {"debut": "datetime", "weight": "continuous", "hand": "categorical"}

@@ -4,7 +4,7 @@ two links) and what they reveal (released people whose pair of counts a single o
     python benchmarks/settled_counts.py [--scale 0.3] [--seeds 0-2]
 
 The careers database (``relanon.datasets.careers``): people with yearly records and leaves, two
-``linear_sum`` child links. Each seed is anonymized twice: as released (``relinking.settle_counts``: a
+``linear_sum`` child links. Each seed is anonymized twice: as released (``linking.counts.settle_counts``: a
 person's row of drawn counts replaced as a whole by a nearest original person's) and with each link's
 counts corrected apart (as before; ``settle_counts`` switched off). Printed per run: the correlation of the
 two counts per person, in the data and released, and the released people whose pair of counts is held by

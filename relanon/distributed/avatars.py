@@ -22,7 +22,7 @@ from relanon.engine.avatar import avatarize
 from relanon.engine.column_rules import obey_rules
 from relanon.engine.private_values import parent_codes
 from relanon.multitable.keys import KeyShape, batch_keys
-from relanon.multitable.pipeline import table_rules
+from relanon.multitable.policy import table_rules
 from relanon.schema.model import Table
 from relanon.stores.partitioned import write_part
 
@@ -44,11 +44,11 @@ class BatchJob:
     key_dtype: object
     n_total: int
     source_fks: tuple  # foreign keys whose original value travels with the avatar (original_order links)
-    min_counts: dict | None = None  # the rare-value rule (relanon.multitable.pipeline.min_counts)
+    min_counts: dict | None = None  # the rare-value rule (relanon.multitable.policy.min_counts)
     sensitive: tuple = ()  # columns decoded leaving the column out
     value_counts: dict | None = None  # the whole table's value counts, for the rule (relanon.distributed.rare_values)
     extremes: dict | None = None  # the whole table's min_count-th smallest and largest numbers, likewise
-    small_groups: dict = field(default_factory=dict)  # relanon.multitable.pipeline.small_group_rules
+    small_groups: dict = field(default_factory=dict)  # relanon.multitable.policy.small_group_rules
 
 
 def avatarize_batches(client, job: BatchJob, work, offsets, generators, key_generators) -> list[dict]:

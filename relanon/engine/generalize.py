@@ -164,6 +164,22 @@ def merge_generalized(parts) -> list[dict]:
     return list(merged.values())
 
 
+def generalized_detail(generalized) -> str:
+    """What the progress line of a table says of its rare values generalized (:meth:`ColumnGeneralization.to_dict`
+    entries).
+
+    Examples
+    --------
+    >>> generalized_detail([{"column": "city", "rare_records": 40, "levels": {"other": {}}, "left_rare": 0}])
+    '; rare values generalized: city (40 records into 1 levels)'
+    """
+    if not generalized:
+        return ""
+    said = [f"{g['column']} ({g['rare_records']} records into {len(g['levels'])} levels"
+            + (f", {g['left_rare']} left missing" if g["left_rare"] else "") + ")" for g in generalized]
+    return "; rare values generalized: " + ", ".join(said)
+
+
 def _takes_labels(series: pd.Series) -> bool:
     """Whether a level's label can be written in ``series`` without changing what it holds (text, categories)."""
     dtype = series.dtype

@@ -34,7 +34,7 @@ from relanon.metrics.noise_floor import noise_floor, quadrature_margin
 from relanon.metrics.privacy import DEFAULT_SAMPLE_SIZE, privacy
 from relanon.metrics.rare_values import rare_values_released
 from relanon.metrics.signal import MIN_DISTRIBUTION_ROWS, correlation_difference_ratio, hellinger_metric, signal
-from relanon.multitable.pipeline import min_counts
+from relanon.multitable.policy import min_counts
 from relanon.multitable.views import STANDALONE, TO_BOTTOM_PROPAGATED, TO_TOP_ENRICHED, View, views
 from relanon.schema.graph import all_links, too_small_for_k
 from relanon.schema.model import Schema

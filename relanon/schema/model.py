@@ -49,7 +49,7 @@ from relanon.schema.vocabulary import (
 class Column:
     """A column that is not a key: its name, its type, its weight in the factor space, and
     ``min_count``: with the avatar method, a value held by fewer records is never released verbatim
-    (None: the table's default, see :func:`relanon.multitable.pipeline.min_counts`)."""
+    (None: the table's default, see :func:`relanon.multitable.policy.min_counts`)."""
 
     name: str
     type: str
@@ -68,7 +68,7 @@ class ForeignKey:
     column: str
     references: str
     link: str = "linear_sum"
-    anchor: bool = False  # re-draw the children on the parent they are linked to (multitable.anchoring)
+    anchor: bool = False  # re-draw the children on the parent they are linked to (multitable.linking.anchoring)
 
 
 @dataclass(frozen=True)

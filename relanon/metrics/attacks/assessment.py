@@ -52,7 +52,8 @@ from relanon.metrics.attacks.singling_out import (
 )
 from relanon.metrics.evaluation import Evaluation
 from relanon.metrics.scenarios import evaluate
-from relanon.multitable.pipeline import anonymize, small_group_rules
+from relanon.multitable.pipeline import anonymize
+from relanon.multitable.policy import small_group_rules
 from relanon.multitable.views import TO_TOP_ENRICHED, View, views
 from relanon.schema.model import Schema
 from relanon.schema.validation import check_database

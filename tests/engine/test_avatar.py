@@ -341,7 +341,7 @@ def test_demo_patients_at_k20_are_hidden_and_keep_their_distributions():
     # The patients' own 7 columns alone, neighbours in 12 axes (ncp auto): 89.8-90.9 % at k=20 for
     # seeds 0-3 and 2024 (87.5-88.2 % at k=15; 84 % at k=10, which the former 5 axes kept at 88 %).
     # In the multi-table run, patients are avatarized with their number of visits too, and their
-    # STANDALONE hidden rate is above 90 % (tests/test_pipeline.py); this guards the engine alone.
+    # STANDALONE hidden rate is above 90 % (tests/multitable/test_pipeline.py); this guards the engine alone.
     assert found["hidden_rate"].value > 88
     assert found["row_direct_match_protection"].value > 99
 

@@ -112,3 +112,24 @@ def worker_count(n_jobs) -> int:
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0 or n_jobs < -1:
         raise ParameterError(f"n_jobs must be a positive integer, -1 or None, got {n_jobs!r}")
     return min(int(n_jobs), cores)
+
+
+def link_coordinates(child_coords, parent_coords):
+    children = as_matrix(child_coords, "child_coords")
+    parents = as_matrix(parent_coords, "parent_coords")
+    if children.shape[1] != parents.shape[1]:
+        raise ParameterError(
+            f"child_coords and parent_coords must lie in the same space, got {children.shape[1]} and "
+            f"{parents.shape[1]} coordinates; project both with the factor space fitted on the parent"
+        )
+    if len(children) and not len(parents):
+        raise ParameterError(f"cannot link {len(children)} children to no parent: parent_coords is empty")
+    return children, parents
+
+
+def slot_permutation(slot, n_children: int, n_slots: int) -> np.ndarray:
+    slot = as_int_vector(slot, "slot").copy()
+    if slot.shape != (n_children,) or n_slots != n_children or not np.array_equal(np.sort(slot), np.arange(len(slot))):
+        raise ParameterError("slot must give each child a distinct slot: a permutation of 0 .. number of children - 1")
+    return slot
+

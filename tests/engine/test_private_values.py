@@ -24,7 +24,9 @@ from relanon.engine.private_values import bound_extremes, extreme_bounds, freque
 from relanon.engine.small_groups import counted_columns, rare_combination_records
 from relanon.metrics.attacks.inference import inference
 from relanon.metrics.attacks.singling_out import singling_out
-from relanon.multitable.pipeline import about_people, enrich, min_counts, sensitive_columns, small_group_rules
+from relanon.multitable.pipeline import enrich
+from relanon.multitable.policy import min_counts, sensitive_columns, small_group_rules
+from relanon.schema.graph import about_people
 
 TYPES = {"age": "integer", "sex": "categorical", "town": "categorical", "income": "continuous", "smoker": "boolean"}
 

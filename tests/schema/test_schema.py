@@ -243,7 +243,7 @@ def test_published_json_schema_is_valid():
 def test_every_example_schema_loads():
     from pathlib import Path
 
-    folder = Path(__file__).parent.parent / "schemas"
+    folder = Path(__file__).parents[2] / "schemas"
     examples = sorted(folder.glob("*.yaml"))
     assert {p.name for p in examples} >= {"hospital.yaml", "bank.yaml"}
     for path in examples:

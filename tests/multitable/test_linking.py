@@ -19,6 +19,7 @@ from relanon.multitable.linking import (
     match_linear_sum,
     match_minimum_distance,
     match_original_order,
+    repair,
     total_distance,
 )
 
@@ -209,11 +210,11 @@ def test_large_links_repair_groups_follow_the_midpoints_between_children_and_the
     # hold two children whose slots lie together (cut by the children alone, any split is possible)
     children = np.zeros((4, 1))
     held = np.array([[10.0], [0.0], [10.0], [0.0]])
-    groups = linking._repair_groups(children, held, 2, np.random.default_rng(0), by_midpoint=True)
+    groups = repair._repair_groups(children, held, 2, np.random.default_rng(0), by_midpoint=True)
     assert sorted(sorted(g.tolist()) for g in groups) == [[0, 2], [1, 3]]
     # by position (links of up to 200,000 children), the slots play no part
     children = np.array([[0.0], [1.0], [2.0], [3.0]])
-    groups = linking._repair_groups(children, held, 2, np.random.default_rng(0), by_midpoint=False)
+    groups = repair._repair_groups(children, held, 2, np.random.default_rng(0), by_midpoint=False)
     assert sorted(sorted(g.tolist()) for g in groups) == [[0, 1], [2, 3]]
 
 
@@ -332,7 +333,7 @@ def test_total_distance():
 def test_balanced_blocks_split_children_and_slots_evenly():
     rng = np.random.default_rng(0)
     points, others = rng.normal(size=(1000, 3)), rng.normal(size=(1000, 3)) + 1.0
-    blocks = linking._balanced_blocks(points, others, max_size=70)
+    blocks = repair._balanced_blocks(points, others, max_size=70)
     assert all(len(mine) == len(theirs) <= 70 for mine, theirs in blocks)
     np.testing.assert_array_equal(np.sort(np.concatenate([mine for mine, _ in blocks])), np.arange(1000))
     np.testing.assert_array_equal(np.sort(np.concatenate([theirs for _, theirs in blocks])), np.arange(1000))

@@ -49,7 +49,11 @@ from relanon.engine.avatar import neighbour_weights
 from relanon.engine.columns import NUMERIC_KINDS, numeric_values, restore_numeric
 from relanon.engine.factor_space import FactorSpace
 from relanon.engine.neighbours import Neighbours, cross_neighbours
+from relanon.multitable.results import TableRelease
+from relanon.schema.graph import parent_links
+from relanon.schema.model import Schema
 
+ANCHOR_CHILDREN = True  # honour ``anchor: true`` links (switched off only to measure what anchoring does)
 DONORS_PER_K = 4  # donor parents per neighbour of the avatar method: room to surround the linked parent
 JOINT_DONORS = 1
 KEEP_BELOW = 0.3
@@ -384,3 +388,55 @@ def _weighted_mean(series, kind, donors, v, chosen, stats) -> pd.Series:
         high = np.where(present, around, -np.inf).max(axis=1)
         mean = np.clip(mean, low, high)
     return restore_numeric(mean, np.isnan(values[chosen]), stats)
+
+
+def anchored(schema: Schema, release: TableRelease) -> bool:
+    """Children re-drawn on their linked parents: avatar tables with a foreign key declared ``anchor: true``."""
+    anchored = any(fk.anchor for fk in schema[release.name].foreign_keys)
+    return (ANCHOR_CHILDREN and anchored and release.method == "avatar" and release.k is not None
+            and len(release.frame) > 0 and release.enriched_types is not None)
+
+
+def anchor_on_parents(schema: Schema, name: str, releases: dict, rng) -> int:
+    """Re-draw the released rows of ``name`` on the parents they are linked to (:func:`anchor`).
+
+    The parents of the foreign keys declared ``anchor: true`` are reproduced; rows linked on every
+    such key are re-drawn, the others keep their avatar values. Returns the number of rows re-drawn.
+    """
+    release = releases[name]
+    table = schema[name]
+    types, weights = release.enriched_types, release.enriched_weights
+    enriched, avatars = release.enriched_original, release.enriched_avatars
+    own = [c.name for c in table.released_columns if c.name in types and c.name in release.frame.columns]
+    names = release.internal_names
+    drawn = [n for key, n in names.items() if key[0] == "count" and n in enriched.columns]
+    targets = {c: avatars[c] for c in own}
+    anchors, linked = [], np.ones(len(release.frame), dtype=bool)
+    anchored = {fk.column for fk in table.foreign_keys if fk.anchor}
+    for link in (link for link in parent_links(schema, name) if link.column in anchored):
+        parent = releases[link.parent]
+        keys = release.frame[link.column]
+        linked &= keys.notna().to_numpy()
+        rows = pd.Index(parent.frame[schema[link.parent].primary_key]).get_indexer(keys.to_numpy())
+        for column in schema[link.parent].released_columns:
+            target = names.get(("parent", link.column, column.name))
+            if target in types and column.name in parent.frame.columns:
+                values = parent.frame[column.name]
+                targets[target] = pd.Series(pd.api.extensions.take(values.array, rows, allow_fill=True))
+                anchors.append(target)
+    if not anchors or not own or not linked.any():
+        return 0
+    targets = pd.DataFrame(targets).iloc[np.flatnonzero(linked)]
+    redrawn = anchor(enriched, targets, types, weights, own, anchors, drawn, k=release.k, ncp=release.ncp,
+                     random_state=rng)
+    rows = np.flatnonzero(linked)
+    for column in redrawn.columns:
+        for frame in (release.frame, avatars) if column in own else (avatars,):
+            if linked.all():
+                frame[column] = redrawn[column].to_numpy() if frame[column].dtype == redrawn[column].dtype \
+                    else redrawn[column].astype(frame[column].dtype).to_numpy()
+            else:
+                updated = frame[column].copy()
+                updated.iloc[rows] = redrawn[column].to_numpy()
+                frame[column] = updated
+    return len(rows)

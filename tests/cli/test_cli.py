@@ -152,6 +152,6 @@ def test_the_readme_shows_the_default_holdout_of_assess():
 
     from relanon.metrics.attacks.assessment import DEFAULT_HOLDOUT
 
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
     row = next(line for line in readme.splitlines() if line.startswith("| `relanon assess"))  # the command table
     assert re.search(r"\[--holdout (\d*\.\d+)\]", row).group(1) == str(DEFAULT_HOLDOUT)

@@ -10,7 +10,7 @@ nearest parent with room:
 
 1. the rooms are the original's numbers of children per parent, as a distribution: its quantiles for
    as many parents as are released, brought to the number of children by
-   :func:`relanon.multitable.linking.allocate_counts` (which keeps the shape);
+   :func:`relanon.multitable.linking.counts.allocate_counts` (which keeps the shape);
 2. they are handed out by *demand*: each child spreads one unit over its ``k`` nearest parents
    (weights ``1 / d``), and the parent in most demand gets the largest room (ties at random). No
    parent's own original count is used, as with plain nearest matching: a parent's number of
@@ -33,8 +33,8 @@ import numpy as np
 
 from relanon.common.errors import ParameterError
 from relanon.engine.neighbours import cross_neighbours
-from relanon.multitable.link_inputs import as_count, as_float_vector, generator
-from relanon.multitable.linking import allocate_counts, count_bounds
+from relanon.multitable.linking.counts import allocate_counts, count_bounds
+from relanon.multitable.linking.inputs import as_count, as_float_vector, generator
 
 DEMAND_NEIGHBOURS = 10  # parents over which a child spreads its demand, when no k is given
 DISTANCE_EPSILON = 1e-9

@@ -2,7 +2,7 @@
 
 The ``linear_sum`` link assigns each child to one *slot* (a parent repeated as many times as the
 children it receives) at minimum total distance. On one machine, children and slots are cut together
-into balanced spatial blocks by recursive median bisection (:mod:`relanon.multitable.linking`). Spread
+into balanced spatial blocks by recursive median bisection (:mod:`relanon.multitable.linking.repair`). Spread
 over partitions, the same cut is made in three steps, none of which gathers the points:
 
 1. a k-d tree of median cuts is fitted on a seeded sample of the children (:class:`CellTree`); its

@@ -27,7 +27,7 @@ from relanon.common.exact import exact_codes, uncomparable_reason
 from relanon.present.audit import audit_dict, audit_text
 from relanon.schema.model import load_schema
 
-GOLDEN = Path(__file__).parent / "golden" / "pycanon"
+GOLDEN = Path(__file__).parents[1] / "golden" / "pycanon"
 
 
 def seed_frame() -> pd.DataFrame:

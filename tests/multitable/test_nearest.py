@@ -10,9 +10,8 @@ from scipy import stats
 from relanon import anonymize, datasets
 from relanon.common.errors import ParameterError
 from relanon.metrics.scenarios import children_per_parent
-from relanon.multitable import relinking
-from relanon.multitable.linking import match_minimum_distance
-from relanon.multitable.nearest import nearest_with_room, rooms_by_demand
+from relanon.multitable.linking import foreign_keys, match_minimum_distance
+from relanon.multitable.linking.nearest import nearest_with_room, rooms_by_demand
 from relanon.schema.graph import all_links
 
 
@@ -87,7 +86,7 @@ def test_a_minimum_distance_link_keeps_the_shape_of_children_per_parent(monkeypa
     scores = {}
     for rooms in (True, False):
         if not rooms:  # every child to its nearest parent, whatever the others do
-            monkeypatch.setattr(relinking.nearest, "nearest_with_room",
+            monkeypatch.setattr(foreign_keys.nearest, "nearest_with_room",
                                 lambda children, parents, _rooms: match_minimum_distance(children, parents))
         release = anonymize(schema, db, random_state=1, progress=False).tables
         original, released = children_per_parent(db, schema, link), children_per_parent(release, schema, link)

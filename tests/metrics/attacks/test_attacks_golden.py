@@ -16,7 +16,7 @@ import pytest
 
 from relanon.metrics.attacks import inference, linkability, singling_out
 
-HERE = Path(__file__).parent / "golden" / "anonymeter"
+HERE = Path(__file__).parents[2] / "golden" / "anonymeter"
 GOLDEN = json.loads((HERE / "answers.json").read_text(encoding="utf-8"))
 TYPES = {"age": "integer", "sex": "categorical", "city": "categorical", "income": "continuous",
          "height": "continuous", "smoker": "categorical"}
