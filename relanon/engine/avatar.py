@@ -36,7 +36,6 @@ from relanon.engine.private_values import (
     frequent_records,
     held_supports,
     min_count_thresholds,
-    off_rare_values,
     rare_values_missing,
     unreleasable_columns,
 )
@@ -290,7 +289,6 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
                                           shifts if column in spread else None)
             if thresholds:
                 out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
-                out[column] = off_rare_values(out[column], table[column], thresholds[column], stats, name)
         else:
             out[column] = table[column].take(taken.get(column, chosen)).reset_index(drop=True)
     if sensitive:
@@ -333,7 +331,6 @@ def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thres
             out[column] = _finished(mean, np.isnan(numbers[column][found.pulled]), statistics[column])
             if thresholds:
                 out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
-                out[column] = off_rare_values(out[column], table[column], thresholds[column], statistics[column], name)
     return out
 
 

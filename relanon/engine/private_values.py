@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.errors import ParameterError
-from relanon.engine.columns import NUMERIC_KINDS, numeric_values, restore_numeric
+from relanon.engine.columns import NUMERIC_KINDS, numeric_values
 from relanon.engine.neighbours import cross_neighbours
 
 
@@ -368,55 +368,3 @@ def checked_facts(value_counts, extremes, types, name: str) -> tuple[dict, dict]
         if unknown:
             raise ParameterError(f"table {name!r}: {label} names columns that are not avatarized: {unknown}")
     return value_counts, extremes
-
-
-# Grid steps an avatar's number is moved by, at most, off a value that few people hold.
-MAX_STEPS_OFF = 50
-# A whole-number column of at most this many distinct values (a year, a count) is a grid whose every value many
-# records share in a large table: its values are not one person's.
-FEW_WHOLE_VALUES = 100
-
-
-def off_rare_values(released: pd.Series, original: pd.Series, threshold: int, stats, name: str) -> pd.Series:
-    """``released`` (a column of mixed numbers) with every value equal to one that fewer than ``threshold``
-    records of ``original`` hold moved to the nearest value of the column's grid (a day for a date, the last
-    decimal of an amount) that no such record holds: a mix that lands on a date of birth one person holds is
-    released a day off it. Every value is returned on the grid. Columns without a grid (decimals beyond six) and whole numbers of few distinct
-    values are left as they are.
-
-    Examples
-    --------
-    >>> from relanon.engine.columns import numeric_statistics
-    >>> born = pd.Series(pd.to_datetime(["2000-01-01", "2000-01-02", "2000-01-05", "2000-01-05"]), name="born")
-    >>> stats = numeric_statistics(born, "datetime", 1.0, table="people")
-    >>> out = off_rare_values(pd.Series(pd.to_datetime(["2000-01-02", "2000-01-05"])), born, 2, stats, "people")
-    >>> [str(d.date()) for d in out]
-    ['2000-01-03', '2000-01-05']
-    """
-    step = {"datetime": stats.step, "integer": 1.0}.get(stats.kind)
-    if stats.kind == "continuous" and stats.decimals is not None:
-        step = 10.0 ** -stats.decimals
-    x = numeric_values(original, stats.kind, table=name)
-    held, counts = np.unique(x[~np.isnan(x)], return_counts=True)
-    rare = held[counts < threshold]
-    if threshold <= 1 or not step or (stats.kind == "integer" and len(held) <= FEW_WHOLE_VALUES):
-        return released
-    values = numeric_values(released, stats.kind, table=name)
-    missing = np.isnan(values)
-    # on the grid: a bound half-way between two values (:func:`extreme_bounds`) is put on it here
-    on_grid = numeric_values(restore_numeric(values, missing, stats), stats.kind, table=name)
-    hit = np.flatnonzero(np.isin(on_grid, rare) & ~missing)
-    moved, todo = on_grid.copy(), hit
-    for j in range(1, MAX_STEPS_OFF + 1):
-        if not len(todo):
-            break
-        # towards the mix first: the side of the grid value the avatar's own number lies on
-        side = np.where(values[todo] >= on_grid[todo], 1.0, -1.0)
-        for sign in (side, -side):
-            candidate = on_grid[todo] + sign * j * step
-            free = ~np.isin(candidate, rare) & (moved[todo] == on_grid[todo])
-            moved[todo[free]] = candidate[free]
-        todo = todo[moved[todo] == on_grid[todo]]
-    out = restore_numeric(moved, missing, stats)
-    out.index = released.index
-    return out

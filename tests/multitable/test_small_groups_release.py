@@ -1,9 +1,9 @@
 """Small groups at the defaults: a database nobody tuned (issue 37, item 1; DESIGN section 6).
 
 A staff table of 8 people and a customers table of 60, with dates and categories held by one to three
-people, released with the schema ``relanon init`` proposes: no category or date column of an individual
-table releases a value fewer than ``min_count`` (the table's k) originals hold, and rare categories are
-generalized (a coarser column's level, then "other") rather than erased.
+people, released with the schema ``relanon init`` proposes: no category column of an individual table, nor
+the dates of a table too small for its k, releases a value fewer than ``min_count`` (the table's k) originals
+hold, and rare categories are generalized (a coarser column's level, then "other") rather than erased.
 """
 
 from __future__ import annotations
@@ -74,7 +74,9 @@ def test_no_category_or_date_value_of_a_few_people_is_released(released):
         n, k = len(database[name]), schema[name].anonymize.k_or_default
         threshold = min(k, n - 1)
         for column in schema[name].released_columns:
-            if column.type not in ("categorical", "boolean", "datetime"):
+            # a mixed date (the customers' signups: 60 dates over 1,500 days) may land on a day one person holds
+            # by chance, as often for a person outside the data: moving it off would tell who is in the data
+            if column.type not in ("categorical", "boolean") and not (name == "staff" and column.type == "datetime"):
                 continue
             leaked = held_by_few(database[name][column.name], result.tables[name][column.name], threshold)
             assert leaked.empty, f"{name}.{column.name} releases values fewer than {threshold} hold: {leaked.tolist()}"
@@ -100,6 +102,8 @@ def test_the_verdict_measures_rare_values_and_names_small_tables(released):
     evaluation = evaluate(proposal.schema, database, result.tables, result, progress=False)
     measured = {view: m for kind, view, m in evaluation.metrics if m.name == "rare_values_released"}
     assert measured["STANDALONE(customers)"].value == 0 and measured["STANDALONE(customers)"].passed
+    signup = measured["STANDALONE(customers)"].breakdown["signup"]
+    assert signup["mixed"] and signup["chance"] > 0  # read against the chance of a coincidence, not judged
     # init proposes k = 7 for 8 rows: 2 k = 14; init, the verdict's notes (and validate) name the table
     assert any(note.startswith("staff: 8 people, fewer than 2 k = 14") for note in evaluation.notes)
     assert any(str(note).startswith("staff: REVIEW: 8 people, fewer than 2 k = 14") for note in proposal.notes)
