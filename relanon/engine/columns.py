@@ -446,20 +446,3 @@ def merge_time_grids(first: tuple[float, float] | None, second: tuple[float, flo
         if step_ns <= min(step_a, step_b) and offset_a % step_ns == offset_b % step_ns:
             return step_ns / 10**9, offset_a % step_ns / 10**9
     return 1e-9, 0.0
-
-
-def nearest_value(values: np.ndarray, support: np.ndarray) -> np.ndarray:
-    """Each value replaced by the nearest value of the sorted ``support`` (the lower one on a tie).
-
-    Examples
-    --------
-    >>> nearest_value(np.array([12.0, 16.0, 34.0, np.nan]), np.array([10.0, 20.0, 50.0])).tolist()
-    [10.0, 20.0, 20.0, nan]
-    """
-    out = np.full(values.shape, np.nan)
-    present = ~np.isnan(values)
-    x = values[present]
-    upper = np.clip(np.searchsorted(support, x, side="left"), 0, len(support) - 1)
-    lower = np.clip(upper - 1, 0, len(support) - 1)
-    out[present] = np.where(np.abs(x - support[lower]) <= np.abs(support[upper] - x), support[lower], support[upper])
-    return out

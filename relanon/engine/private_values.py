@@ -1,18 +1,21 @@
 """Values an avatar must not carry as they are: rare values.
 
 A rule of the avatar decoding (:func:`relanon.engine.avatar.avatarize`), measured by the attacks of
-``relanon assess`` (README, Privacy attacks):
+``relanon assess`` (docs/guide/attacks.md; the method in docs/method.md, small groups in
+docs/guide/small-groups.md):
 
 - **Rare values.** A value held by fewer than ``min_count`` records of the table never reaches the
-  release verbatim. The categorical-like part of an avatar is that of one neighbour drawn with the
-  avatar weights: the draw is made among the neighbours whose values are all held by at least
-  ``min_count`` records (:func:`frequent_records`, :func:`among_eligible`), so the whole tuple
-  released is still one an original holds (no impossible combination), and a town held by one
-  person is never copied. Numbers, weighted means of neighbours, are kept between the
-  ``min_count``-th smallest and largest values of their column (:func:`bound_extremes`): the
-  largest income released is one that ``min_count`` people reach. A table avatarized in batches
-  (the Dask engine) counts in the whole table, not in the batch: its value counts and order
-  statistics are given (``value_counts``, ``extremes`` of :func:`relanon.engine.avatar.avatarize`).
+  release verbatim. It is first generalized (:mod:`relanon.engine.generalize`: a coarser column's
+  level, a merged "other", the nearest value held often enough); the categorical-like part of an
+  avatar is then that of one neighbour drawn with the avatar weights, among the neighbours whose
+  (generalized) values are all held by at least ``min_count`` records (:func:`frequent_records`,
+  :func:`among_eligible`), so the whole tuple released is still one the records hold, and a town held
+  by one person is never copied. Numbers, weighted means of neighbours, are kept between bounds that
+  ``min_count`` values lie beyond (:func:`bound_extremes`, half-way between order statistics: never one
+  person's own value), and put only on values of their support that ``min_count`` records hold
+  (:func:`held_supports`). A table avatarized in batches (the Dask engine) counts in the whole table,
+  not in the batch: its value counts and order statistics are given (``value_counts``, ``extremes`` of
+  :class:`relanon.engine.avatar.RunHooks`).
 
 The second rule, the sensitive columns' donors, is :mod:`relanon.engine.donors`.
 """

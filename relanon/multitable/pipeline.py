@@ -28,7 +28,7 @@ import pandas as pd
 
 from relanon.common.errors import DataError, ParameterError, Problem
 from relanon.common.progress import as_progress
-from relanon.engine.avatar import avatarize
+from relanon.engine.avatar import RunHooks, avatarize_in_run
 from relanon.engine.column_rules import obey_rules
 from relanon.engine.generalize import generalized_detail
 from relanon.engine.private_values import parent_codes
@@ -231,10 +231,12 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
             settings = avatar_settings(schema, table.name, types, n)
             k = settings.k
             counts = [name for key, name in internal.items() if key[0] == "count" and name in enriched.columns]
-            result = avatarize(
-                enriched, types, k=k, ncp=table.anonymize.ncp, weights=weights, random_state=rng_avatar,
-                name=table.name, drawn=counts, min_counts=settings.min_counts, sensitive=list(settings.sensitive),
-                groups=parent_groups(schema, table.name, frame), **settings.small_groups,
+            rules = dict(settings.small_groups)
+            holders = rules.pop("combination_holders")
+            result = avatarize_in_run(
+                enriched, types, RunHooks(drawn=tuple(counts), groups=parent_groups(schema, table.name, frame), **rules),
+                k=k, ncp=table.anonymize.ncp, weights=weights, random_state=rng_avatar, name=table.name,
+                min_counts=settings.min_counts, sensitive=list(settings.sensitive), combination_holders=holders,
             )
             avatars, pairing = result.avatars, np.asarray(result.pairing)
             ncp = getattr(result, "ncp", table.anonymize.ncp)

@@ -174,8 +174,9 @@ def sensitive_choices(schema: Schema, links) -> list[str]:
 
 
 def small_group_rules(schema: Schema, name: str) -> dict:
-    """The small-group rules of :func:`relanon.engine.avatar.avatarize` for table ``name``: on for the
-    individual tables, their numbers left unshifted when children are anchored to them, their tuples of
+    """The small-group rules of :func:`relanon.engine.avatar.avatarize_in_run` for table ``name``
+    (``small_groups`` and ``shift_numbers`` of its :class:`~relanon.engine.avatar.RunHooks`, and
+    ``combination_holders``): on for the individual tables, their numbers left unshifted when children are anchored to them, their tuples of
     categories held by the schema's ``combination_min_count`` records (2 by default)."""
     individual = schema[name].individual
     anchored_below = any(fk.anchor for child in schema for fk in child.foreign_keys if fk.references == name)

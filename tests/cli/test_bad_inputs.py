@@ -124,7 +124,7 @@ CASES = [
          lambda ws: schema_with(ws, "columns: {age: integer,", "columns: {age: integer, age: continuous,")),
     Case("schema-format-version", validate(), 1, ("format 1",), lambda ws: schema_with(ws, "relanon: 1", "relanon: 2")),
     Case("schema-negative-seed", validate(), 1, ("seed",), lambda ws: schema_with(ws, "name: small", "name: small\nseed: -5")),
-    Case("schema-k-below-2", validate(), 1, ("anonymize.k must be at least 2",),
+    Case("schema-k-below-2", validate(), 1, ("anonymize.k must be an integer of at least 2",),
          lambda ws: schema_with(ws, "quasi_identifiers: [age, sex]", "quasi_identifiers: [age, sex]\n    anonymize: {k: 1}")),
     Case("schema-undeclared-qi", validate(), 1, ("quasi_identifiers", "zip"),
          lambda ws: schema_with(ws, "[age, sex]", "[age, zip]")),

@@ -1,5 +1,6 @@
 """Single-table avatarization: types kept, seeds, edge cases, neighbour search, the demo table."""
 
+import inspect
 import tracemalloc
 
 import numpy as np
@@ -9,7 +10,7 @@ from scipy.spatial.distance import cdist
 
 from relanon.common.errors import DataError, ParameterError
 from relanon.engine import mixing
-from relanon.engine.avatar import AvatarResult, avatarize, neighbour_weights
+from relanon.engine.avatar import AvatarResult, RunHooks, avatarize, avatarize_in_run, neighbour_weights
 from relanon.engine.neighbours import count_strictly_closer, cross_neighbours, self_neighbours
 from relanon.schema.model import Column
 
@@ -253,7 +254,7 @@ def test_k_out_of_range_names_the_table_its_size_and_the_largest_k(k):
     with pytest.raises(ParameterError) as caught:
         avatarize(frame, {"x": "continuous"}, k=k, name="visits")
     message = str(caught.value)
-    assert "'visits'" in message and "10 rows" in message and "largest k allowed is 9" in message
+    assert "'visits'" in message and "10 rows" in message and "k must be an integer from 2 to 9" in message
 
 
 @pytest.mark.parametrize("n", [0, 1, 2])
@@ -363,3 +364,20 @@ def test_numbers_keep_more_spread_than_the_weighted_mean_and_linear_rules_hold(m
         spread[share] = avatars["x0"].std() / table["x0"].std()
     assert mixing.SPREAD == 0.5
     assert spread[0.5] > spread[0.0] + 0.01  # measured: 0.74 -> 0.76
+
+
+def test_avatarize_takes_the_users_options_and_a_run_gives_its_hooks_apart():
+    assert list(inspect.signature(avatarize).parameters) == [
+        "table", "columns", "k", "ncp", "weights", "random_state", "name", "min_counts", "sensitive",
+        "combination_holders"]
+    rng = np.random.default_rng(3)
+    people = pd.DataFrame({"age": rng.integers(20, 80, 200), "town": rng.choice(["a", "b", "c", "d"], 200),
+                           "sex": rng.choice(["F", "M"], 200)})
+    types = {"age": "integer", "town": "categorical", "sex": "categorical"}
+    alone = avatarize(people, types, k=5, random_state=4, min_counts=3, sensitive=["sex"])
+    in_run = avatarize_in_run(people, types, RunHooks(), k=5, random_state=4, min_counts=3, sensitive=["sex"])
+    pd.testing.assert_frame_equal(alone.avatars, in_run.avatars)
+    assert np.array_equal(alone.pairing, in_run.pairing)
+    unshifted = avatarize_in_run(people, types, RunHooks(shift_numbers=False), k=5, random_state=4, min_counts=3,
+                                 sensitive=["sex"])
+    assert not unshifted.avatars["age"].equals(alone.avatars["age"])  # the hooks are read: the test can fail

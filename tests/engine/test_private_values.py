@@ -16,7 +16,7 @@ from relanon import datasets, load_schema
 from relanon.common.errors import ParameterError, SchemaError
 from relanon.engine import avatar as avatar_module
 from relanon.engine import small_groups as small_groups_module
-from relanon.engine.avatar import avatarize
+from relanon.engine.avatar import RunHooks, avatarize, avatarize_in_run
 from relanon.engine.donors import _other_neighbours, _ranked, sensitive_donors, without
 from relanon.engine.factor_space import FactorSpace
 from relanon.engine.neighbours import self_neighbours
@@ -149,7 +149,7 @@ def test_a_column_min_count_from_the_schema_overrides_the_default_and_round_trip
     assert schema.to_dict()["tables"]["people"]["columns"]["town"] == {"type": "categorical", "min_count": 3}
     bad = {**spec, "tables": {"people": {**spec["tables"]["people"],
                                          "columns": {"town": {"type": "categorical", "min_count": 0}}}}}
-    with pytest.raises(SchemaError, match="min_count must be a positive integer"):
+    with pytest.raises(SchemaError, match="min_count must be an integer of at least 1"):
         load_schema(bad)
     kept = {**spec, "tables": {"people": {**spec["tables"]["people"], "anonymize": {"method": "keep"}}}}
     with pytest.raises(SchemaError, match="min_count has no meaning"):
@@ -177,7 +177,8 @@ def test_a_batch_counts_rare_values_in_the_whole_table_given_its_value_counts():
     whole = town_counts.copy()
     whole["Rare"], whole[frequent_in_batch] = 50, 2
     local = [avatarize(batch, TYPES, k=5, random_state=seed, min_counts=5).avatars for seed in range(4)]
-    given = [avatarize(batch, TYPES, k=5, random_state=seed, min_counts=5, value_counts={"town": whole}).avatars
+    given = [avatarize_in_run(batch, TYPES, RunHooks(value_counts={"town": whole}), k=5, random_state=seed,
+                           min_counts=5).avatars
              for seed in range(4)]
     assert not any((a["town"] == "Rare").any() for a in local)
     assert all((a["town"] == frequent_in_batch).any() for a in local)
@@ -190,7 +191,7 @@ def test_a_value_the_whole_table_counts_does_not_hold_is_rare_and_missing_is_a_v
     counts = pd.Series([40, 7], index=["A", np.nan])
     assert frequent_records(batch, ["town"], {"town": 5}, {"town": counts}).tolist() == [True, True, False, True]
     with pytest.raises(ParameterError, match="value_counts names columns that are not avatarized"):
-        avatarize(people(100, 0), TYPES, k=5, min_counts=5, value_counts={"village": counts})
+        avatarize_in_run(people(100, 0), TYPES, RunHooks(value_counts={"village": counts}), k=5, min_counts=5)
 
 
 def test_a_column_no_value_of_which_reaches_min_count_is_released_as_its_merged_level():
@@ -202,7 +203,8 @@ def test_a_column_no_value_of_which_reaches_min_count_is_released_as_its_merged_
     whole["T00"] = 2
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing is erased: nothing to warn about
-        result = avatarize(batch, TYPES, k=5, random_state=0, min_counts={"town": 8}, value_counts={"town": whole})
+        result = avatarize_in_run(batch, TYPES, RunHooks(value_counts={"town": whole}), k=5, random_state=0,
+                                  min_counts={"town": 8})
     avatars = result.avatars
     assert avatars["town"].eq("other").all()
     assert result.generalized[0]["column"] == "town" and result.generalized[0]["left_rare"] == 0
@@ -211,7 +213,8 @@ def test_a_column_no_value_of_which_reaches_min_count_is_released_as_its_merged_
         warnings.simplefilter("error")  # the batch's own counts: every town held ~40 times, nothing to say
         local = avatarize(batch, TYPES, k=5, random_state=0, min_counts={"town": 8}).avatars
     assert (local["town"] == "T00").any() and local["town"].notna().all()
-    lower = avatarize(batch, TYPES, k=5, random_state=0, min_counts={"town": 4}, value_counts={"town": whole}).avatars
+    lower = avatarize_in_run(batch, TYPES, RunHooks(value_counts={"town": whole}), k=5, random_state=0,
+                             min_counts={"town": 4}).avatars
     assert not (lower["town"] == "T00").any() and (lower["town"] == "other").any()
     assert lower["town"].notna().all()
 
@@ -245,7 +248,8 @@ def test_numbers_of_a_batch_stay_within_the_whole_tables_extremes():
     local = avatarize(batch, TYPES, k=5, random_state=0, min_counts=5).avatars
     low, high = batch["income"].quantile([0.25, 0.75]).tolist()
     assert local["income"].min() < low and local["income"].max() > high  # the batch's own bounds are wider
-    given = avatarize(batch, TYPES, k=5, random_state=0, min_counts=5, extremes={"income": (low, high)}).avatars
+    given = avatarize_in_run(batch, TYPES, RunHooks(extremes={"income": (low, high)}), k=5, random_state=0,
+                             min_counts=5).avatars
     assert given["income"].between(low, high).all() and given["income"].dtype == batch["income"].dtype
     ages = batch["age"].sort_values().to_numpy()
     assert ages[4] <= given["age"].min() and given["age"].max() <= ages[-5]  # columns not given: the batch's own
@@ -256,9 +260,9 @@ def test_given_table_facts_are_ignored_without_the_rule_and_change_nothing_when_
     plain = avatarize(batch, TYPES, k=5, random_state=1).avatars
     facts = {"value_counts": {"town": batch["town"].value_counts(dropna=False)},
              "extremes": {"income": extreme_bounds(*[batch["income"].sort_values()] * 2, len(batch), 5)}}
-    pd.testing.assert_frame_equal(avatarize(batch, TYPES, k=5, random_state=1, **facts).avatars, plain)
+    pd.testing.assert_frame_equal(avatarize_in_run(batch, TYPES, RunHooks(**facts), k=5, random_state=1).avatars, plain)
     ruled = avatarize(batch, TYPES, k=5, random_state=1, min_counts=5)
-    same = avatarize(batch, TYPES, k=5, random_state=1, min_counts=5, **facts)
+    same = avatarize_in_run(batch, TYPES, RunHooks(**facts), k=5, random_state=1, min_counts=5)
     pd.testing.assert_frame_equal(same.avatars, ruled.avatars)
     assert np.array_equal(same.pairing, ruled.pairing)
 
@@ -404,7 +408,8 @@ def test_numbers_bound_by_an_order_are_not_shifted(monkeypatch):
 
     kept = release()
     assert (kept["first"] <= kept["last"]).all()
-    unshifted = avatarize(table, types, k=10, random_state=1, min_counts=10, shift_numbers=False).avatars
+    unshifted = avatarize_in_run(table, types, RunHooks(shift_numbers=False), k=10, random_state=1,
+                                 min_counts=10).avatars
     assert kept["first"].equals(unshifted["first"]) and not kept["income"].equals(unshifted["income"])
     monkeypatch.setattr(avatar_module, "ordered_columns", lambda records: set())  # the span shifted too
     shifted = release()
@@ -415,7 +420,8 @@ def test_a_column_with_min_count_1_is_not_shifted():
     table = small_groups_people(1000, 5)
     types = {"town": "categorical", "sex": "categorical", "age": "integer", "income": "continuous"}
     one = avatarize(table, types, k=5, random_state=3, min_counts={"age": 1}).avatars
-    unshifted = avatarize(table, types, k=5, random_state=3, min_counts={"age": 1}, shift_numbers=False).avatars
+    unshifted = avatarize_in_run(table, types, RunHooks(shift_numbers=False), k=5, random_state=3,
+                                 min_counts={"age": 1}).avatars
     assert one["age"].equals(unshifted["age"]) and not one["income"].equals(unshifted["income"])
 
 

@@ -189,7 +189,7 @@ def test_method_parameters_are_checked():
         e={"primary_key": "id", "anonymize": {"method": "avatr"}},
     ))
     assert any(f.startswith("a: anonymize.k has no meaning for method 'keep'") for f in found)
-    assert any("anonymize.k must be at least 2" in f for f in found)
+    assert any("anonymize.k must be an integer of at least 2" in f for f in found)
     assert any(f.startswith("c: method 'anatomize' needs anonymize.sensitive") for f in found)
     assert any(f.startswith("d: bucketize forms its buckets from the table's quasi_identifiers") for f in found)
     assert any("unknown value 'avatr' (did you mean 'avatar'?)" in f for f in found)

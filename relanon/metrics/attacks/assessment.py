@@ -58,7 +58,7 @@ from relanon.multitable.views import TO_TOP_ENRICHED, View, views
 from relanon.schema.model import Schema
 from relanon.schema.validation import check_database
 
-DEFAULT_HOLDOUT = 0.5  # as many control as training people: the narrowest intervals (README, Privacy attacks)
+DEFAULT_HOLDOUT = 0.5  # as many control as training people: the narrowest intervals (docs/guide/attacks.md)
 DEFAULT_ROUNDS = None  # chosen within the time budget
 DEFAULT_BUDGET_ROUNDS = 2  # the default time budget, in rounds (the first one's time)
 CALIBRATED = ("closer_to_training", "distance_to_closest", "closest_distances_ratio")
@@ -271,14 +271,14 @@ def require_individual_tables(schema: Schema) -> list[str]:
     Traceback (most recent call last):
     ...
     relanon.common.errors.SchemaError: the schema cannot be assessed (1 problem):
-      - schema: no table is individual (tables: flights), so there are no people to hold out and attack: mark each table whose rows are people the release protects (one row per person) with `individual: true` (README, 'The schema file')
+      - schema: no table is individual (tables: flights), so there are no people to hold out and attack: mark each table whose rows are people the release protects (one row per person) with `individual: true` (docs/guide/schema-file.md)
     """
     individuals = [table.name for table in schema if table.individual]
     if not individuals:
         raise SchemaError("the schema cannot be assessed", [Problem(
             f"no table is individual (tables: {', '.join(schema.tables)}), so there are no people to hold out and "
             "attack: mark each table whose rows are people the release protects (one row per person) with "
-            "`individual: true` (README, 'The schema file')")])
+            "`individual: true` (docs/guide/schema-file.md)")])
     return individuals
 
 

@@ -3,10 +3,10 @@ it was linked to.
 
 After avatarization, a child agrees with its *own* copy of its parent's columns (a weighted mean of
 its neighbours' parents, so every linear rule such as ``first_year <= year <= last_year`` holds
-for it), but the link then gives it an avatar parent whose values differ from that copy: measured
-on the careers database, the linked parent's first year differed from the copy by 2.7 years on
-average and 19 % of the yearly records fell outside their person's span. Matching cannot close the
-gap (matching on the span alone still left 5 % outside, and lost the sector-occupation relation).
+for it), but the link then gives it an avatar parent whose values differ from that copy: on the
+careers database, without anchoring, the linked parent's first year differs from the copy by 2.7 years
+on average and 19 % of the yearly records fall outside their person's span. Matching cannot close the
+gap (matching on the span alone leaves 5 % outside, and loses the sector-occupation relation).
 
 So the child is re-drawn *given* its linked parents, as an avatar of donors that fit them:
 
@@ -15,8 +15,8 @@ So the child is re-drawn *given* its linked parents, as an avatar of donors that
    nearest to the linked parents, its child nearest to the avatar, plus the ``4k`` nearest original
    children in the table's factor space. The parents are searched in a space of the parent columns
    each weighted by how much the children depend on it (:func:`dependence`): a nationality that no
-   child follows no longer pushes away the parents whose span fits (careers, scale 1: leaves outside
-   their person's span 4.5 % -> 3.2 %);
+   child follows does not push away the parents whose span fits (careers, scale 1: 3.2 % of the leaves
+   outside their person's span, 4.5 % with every parent column weighted alike);
 2. donor weights ``v`` (non-negative, summing to 1) are chosen so that the donors' parents
    reproduce the linked parents: ``sum_j v_j P_j = p`` for each numeric parent column (standardized)
    and ``sum_j v_j 1[P_j != p] = 0`` for each categorical one, by non-negative least squares,
@@ -29,8 +29,8 @@ So the child is re-drawn *given* its linked parents, as an avatar of donors that
    surround) is re-drawn once among ``REPAIR_DONORS`` times as many donors and keeps the closer of its
    two draws. And a row whose donors sharing the drawn donor's categories cannot reproduce the linked
    parents (while all its donors could) mixes its numbers over all its donors: the parents first.
-   Careers, scale 0.3: leaves outside the span 3.6 % and 1.7 % (two seeds) without either, 1.5-2.4 %
-   with both; yearly records 0.7-1.0 % -> 0.13 %.
+   Careers, scale 0.3: with both, 1.5-2.4 % of the leaves and 0.13 % of the yearly records outside
+   their person's span; without either, 1.7-3.6 % and 0.7-1.0 %.
 
 When the parents are reproduced exactly, every linear rule that each original child obeys with its
 parent holds for the re-drawn child with its linked parent (a weighted mean of values that satisfy

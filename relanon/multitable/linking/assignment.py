@@ -1,4 +1,4 @@
-"""The assignment step of a link: each released child gets a released parent (DESIGN section 3, step 3).
+"""The assignment step of a link: each released child gets a released parent (docs/method.md, "Links").
 
 The pipeline places the avatar parents and the avatar children's broadcast parent part in one
 factor space; this module only sees those coordinates (Euclidean distance) and returns, for each

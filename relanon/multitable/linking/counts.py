@@ -170,7 +170,7 @@ def draw_towards_totals(expected, candidates, totals, *, held=None, random_state
 
     With ``held`` (the original parents' rows of counts, for parents whose counts are released as they
     are: reference lists), a row is taken only while the release holds it fewer times than the original:
-    two airports near the same hub no longer both take its flights, which left the other hub's flights
+    two airports near the same hub do not both take its flights, which would leave the other hub's flights
     to be spread by scaling.
 
     Parameters
@@ -242,7 +242,7 @@ def settle_counts(schema: Schema, name: str, original: dict, release: TableRelea
     weather records; a person with many yearly records has many leaves): here a row of counts (every link
     at once) is replaced by the row of one of its nearest original parents (:func:`draw_towards_totals`),
     in the enriched avatars that :func:`relanon.multitable.linking.foreign_keys.relink` reads. Corrected one link
-    at a time, in a random order per link, a parent's counts would no longer go together.
+    at a time, in a random order per link, a parent's counts would not go together.
     """
     table = schema[name]
     links = [link for link in child_links(schema, name) if link.method == "linear_sum"]
@@ -272,7 +272,7 @@ def count_holders(schema: Schema, link: Link, parent: TableRelease) -> int:
     (:func:`count_bounds`): the parent's ``k`` when its rows are about people
     (a patient with far more visits than anyone is not released with her count), 1 for reference data
     (three airports holding every flight keep their flights: bounded by the tenth largest count, 0,
-    the flights were spread evenly over all 1,458 airports)."""
+    the flights would be spread evenly over all 1,458 airports)."""
     return (parent.k or 1) if about_people(schema, link.parent) else 1
 
 

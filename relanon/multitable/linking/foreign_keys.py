@@ -105,7 +105,7 @@ def _match(schema, link: Link, original, child: TableRelease, parent: TableRelea
     candidates = None if candidates is None else np.clip(candidates, *bounds)
     if space is None and not about_people(schema, link.parent) and len(expected) == len(owned):
         # a reference list without a released column: nothing places its rows, and its drawn counts,
-        # copies of one another's, repeated some and lost others (16 airlines whose names are dropped:
+        # copies of one another's, would repeat some and lose others (16 airlines whose names are dropped:
         # children per parent 0.75-0.81); it keeps the original's counts, in the order of the drawn ones
         expected = in_order_of(np.clip(owned, *bounds), expected, rng)
     counts = allocate_counts(expected, n_children, candidates=candidates, random_state=rng,

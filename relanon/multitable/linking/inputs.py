@@ -9,6 +9,7 @@ import os
 import numpy as np
 
 from relanon.common.errors import ParameterError, format_examples
+from relanon.common.options import check_integer
 
 
 def as_matrix(coords, name: str) -> np.ndarray:
@@ -84,9 +85,7 @@ def as_float_vector(values, name: str) -> np.ndarray:
 
 def as_count(value, name: str, minimum: int = 0) -> int:
     """A non-negative integer (at least ``minimum``), or an error naming the argument."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    return check_integer(value, name, minimum)
 
 
 def optional_count(value, name: str, minimum: int = 0) -> int | None:

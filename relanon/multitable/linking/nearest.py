@@ -4,7 +4,7 @@ rooms follow the original's distribution of children per parent.
 Each child going to its nearest parent, whatever the others do, concentrates the children on a few
 parents: avatar children are weighted means, so their broadcast parent part lies towards the centre
 of the parents' cloud, and the central parents collect them. Measured on the demo (30,000 visits, 200
-doctors), children per parent fell to 0.62 (1 - KS) and the doctors enriched with their visits moved
+doctors), children per parent is then 0.62 (1 - KS) and the doctors enriched with their visits move
 by a Hellinger distance of 0.205. Here each parent gets a *room*, and the children are matched to the
 nearest parent with room:
 
@@ -15,16 +15,17 @@ nearest parent with room:
    (weights ``1 / d``), and the parent in most demand gets the largest room (ties at random). No
    parent's own original count is used, as with plain nearest matching: a parent's number of
    children comes from where the avatar children lie. (Handed out by the number of children whose
-   single nearest parent it is, rooms missed where the children are: the demo's doctors' specialty
-   against the visit's reason, 1 - total variation distance, fell from 0.982 to 0.890; spread over
-   10 parents, 0.960.)
+   single nearest parent it is, rooms miss where the children are: the demo's doctors' specialty
+   against the visit's reason, 1 - total variation distance, is 0.890 that way and 0.960 with the
+   demand spread over 10 parents.)
 3. children propose to their nearest parents in order; a parent accepts the closest proposers that
    fit in its room; those refused propose to their next nearest (:func:`nearest_with_room`).
 
 The number of children per parent then has the original's distribution (its rare extremes bounded),
-and each child is still linked to one of its nearest parents: on the demo, children per parent 0.62 ->
-0.95 (1.00 without the bound), link fidelity 0.850 -> 0.852, the doctors' specialty against the visit's
-reason 0.982 -> 0.960 (1 - TVD).
+and each child is still linked to one of its nearest parents: on the demo, children per parent 0.95
+(1.00 without the bound on rare extremes; 0.62 when each child goes to its nearest parent whatever the
+others do), link fidelity 0.852, the doctors' specialty against the visit's reason 0.960 (1 - TVD;
+0.982 with plain nearest matching, which piles the children on a few parents).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ REPAIR_PASSES = {False: 6, True: 5}
 # Above this many children, smaller blocks and fewer passes keep the time near-linear. Blocks are
 # halves of halves: at most 150 gives blocks of 145 at the 10x demo's 297,535-child link and of 121
 # at its 495,769-child link. Measured there with the midpoint repair groups, blocks of 121 and 5
-# passes take about 45 % of the time of blocks of 242 and 4 passes (250 before) and end at a lower
+# passes take about 45 % of the time of blocks of 242 and 4 passes and end at a lower
 # total; the smaller link keeps blocks of 145 and reaches a lower total with one more pass.
 LARGE = 200_000
 
