@@ -23,7 +23,7 @@ from relanon.common.console import Terminated, terminate_like_interrupt, warning
 from relanon.common.errors import RelanonError
 from relanon.common.options import CsvFormulas
 from relanon.common.version import __version__
-from relanon.metrics.attacks.assessment import DEFAULT_HOLDOUT, DEFAULT_ROUNDS
+from relanon.metrics.attacks.assessment import DEFAULT_BUDGET_ROUNDS, DEFAULT_HOLDOUT, DEFAULT_ROUNDS
 from relanon.stores.io import FORMATS
 
 FILE_FORMATS = [name for name in FORMATS if name != "sql"]  # a server is given by its URL, never by --format
@@ -275,8 +275,12 @@ def _add_assess_command(command) -> None:
                              "as many control as training people, the narrowest intervals)")
     assess.add_argument("--seed", type=_seed, default=None, help="seed of the run (default: the schema's seed)")
     assess.add_argument("--rounds", type=_positive_int, default=DEFAULT_ROUNDS,
-                        help=f"independent splits, each anonymized and attacked, their attacks pooled: narrower "
-                             f"intervals for small tables, each round the time of one (default {DEFAULT_ROUNDS})")
+                        help="independent splits, each anonymized and attacked, their attacks pooled: narrower "
+                             "intervals for small tables, each round the time of one (default: chosen within "
+                             "--time-budget, stopping when every risk is settled)")
+    assess.add_argument("--time-budget", type=_positive_number, default=None, metavar="SECONDS",
+                        help=f"seconds the rounds may take when --rounds is not given (default: "
+                             f"{DEFAULT_BUDGET_ROUNDS} times the first round)")
     assess.add_argument("--attacks", type=_positive_int, default=None,
                         help="people attacked per group by linkability and inference (default 5,000)")
     assess.add_argument("--predicates", type=_positive_int, default=None,

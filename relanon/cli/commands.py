@@ -37,7 +37,7 @@ from relanon.multitable.release import write_release
 from relanon.present.attacks import attacks_text, risk_matrix_text, verdict_text
 from relanon.present.audit import audit_dict, audit_text
 from relanon.present.verdict import failure_lines, privacy_matrix_text
-from relanon.schema.graph import connected_groups, parent_links, topological_order
+from relanon.schema.graph import connected_groups, parent_links, too_small_for_k, topological_order
 from relanon.schema.model import dump_schema, load_schema
 from relanon.schema.proposal import propose_schema
 from relanon.stores.io import declared_keys, detect_format, output_format, read_database, read_tables, write_database
@@ -73,6 +73,8 @@ def run_validate(args) -> int:
               + "; ".join(", ".join(g) for g in groups))
     if database is not None:
         print(f"data {shown(args.data)}: valid against the schema")
+        for name, message in too_small_for_k(schema, {n: len(frame) for n, frame in database.items()}).items():
+            print(f"review: {name}: {message}")
     return EXIT_OK
 
 
@@ -295,7 +297,7 @@ def run_assess(args) -> int:
     options = {name: value for name, value in (("n_attacks", args.attacks), ("n_predicates", args.predicates))
                if value is not None}
     assessment = assess(schema, database, holdout=args.holdout, random_state=args.seed, sample_size=args.sample_size,
-                        rounds=args.rounds, progress=progress, **options)
+                        rounds=args.rounds, time_budget=args.time_budget, progress=progress, **options)
     files = report_files(assessment.evaluation, assessment, progress=progress)
     with progress.step("write the report"):
         report = write_report_folder(assessment.evaluation, Path(args.out), inputs, True, files)

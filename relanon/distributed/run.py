@@ -35,6 +35,7 @@ from relanon.distributed.state import Released
 from relanon.distributed.work import folder, parts_of, read_parts, work_folder, write
 from relanon.engine.batches import DEFAULT_BATCH_SIZE, check_batch_size, partition_generator, rows_searched
 from relanon.engine.column_rules import obey_rules, relation_of
+from relanon.engine.generalize import generalized_detail, merge_generalized
 from relanon.engine.space_statistics import distinct_cap
 from relanon.multitable import policy
 from relanon.multitable.keys import merge_key_shapes
@@ -56,6 +57,7 @@ class NoteRelease:
     frame: range
     k: int | None
     column_rules: tuple = ()  # the rules every batch obeys (found per batch on the workers)
+    generalized: tuple = ()  # rare values generalized, per column, over the batches
 
 
 @dataclass
@@ -124,7 +126,8 @@ def run(client, schema: Schema, data, out, work, *, batch_size: int | None = Non
         warnings.warn(message, policy.SensitiveChoiceWarning, stacklevel=2)
     result = DistributedResult(
         schema=schema, location=Path(out), tables={n: r.rows for n, r in released.items()}, links=link_reports,
-        sensitive_choices=sensitive, releases={n: NoteRelease(r.method, range(r.rows), r.k, r.column_rules) for n, r in released.items()},
+        sensitive_choices=sensitive, releases={n: NoteRelease(r.method, range(r.rows), r.k, r.column_rules, r.generalized)
+                                                       for n, r in released.items()},
         batch_size=batch_size, state=released,
     )
     with report.step("write the release") as step:
@@ -195,8 +198,10 @@ def _avatar_table(client, schema, name, tables, released, work, generators, repo
         if somewhere:
             step.detail += ("; obeyed only in the batches whose rows obey them: "
                             + "; ".join(f"{rule} ({n} of {len(done)} batches)" for rule, n in somewhere.items()))
+        generalized = tuple(merge_generalized([d.get("generalized", ()) for d in done]))
+        step.detail += generalized_detail(generalized)
     return Released(name, "avatar", source.rows, sizes, spec.types, spec.weights, spec.internal, k, ncp, statistics,
-                    column_rules=everywhere)
+                    column_rules=everywhere, generalized=generalized)
 
 
 def rules_of_batches(found: list) -> tuple[tuple, dict[str, int]]:

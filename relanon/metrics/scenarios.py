@@ -32,9 +32,11 @@ from relanon.metrics.evaluation import PRIVACY_HEADLINES, EvaluatedData, Evaluat
 from relanon.metrics.links import LINK_FIDELITY_TARGET, link_fidelity
 from relanon.metrics.noise_floor import noise_floor, quadrature_margin
 from relanon.metrics.privacy import DEFAULT_SAMPLE_SIZE, privacy
+from relanon.metrics.rare_values import rare_values_released
 from relanon.metrics.signal import MIN_DISTRIBUTION_ROWS, correlation_difference_ratio, hellinger_metric, signal
+from relanon.multitable.policy import min_counts
 from relanon.multitable.views import STANDALONE, TO_BOTTOM_PROPAGATED, TO_TOP_ENRICHED, View, views
-from relanon.schema.graph import all_links
+from relanon.schema.graph import all_links, too_small_for_k
 from relanon.schema.model import Schema
 
 METRICS_SEED = 0
@@ -107,7 +109,7 @@ def evaluate(schema: Schema, original, anonymized, result=None, *, sample_size: 
             "hidden rate and local cloaking need the private pairing of anonymized and original rows, "
             "held only by the run that made the release (relanon anonymize): they are not computed here"
         )
-    notes += _small_notes(schema, original, records)
+    notes += _small_notes(schema, original, records) + generalized_notes(result)
     relations = _relations(schema, original, anonymized, result, records)
     details = _details(records)
     privacy_matrix, privacy_passed = _privacy_matrix(schema, records)
@@ -164,11 +166,28 @@ def _small_notes(schema: Schema, original, records) -> list[str]:
         f"{t.name} has 1 row: its privacy metrics need at least 2 (a record has no other to be compared with) "
         "and are not computed" for t in schema if t.individual and len(original[t.name]) == 1
     ]
+    notes += [f"{name}: {message}" for name, message in
+              too_small_for_k(schema, {t.name: len(original[t.name]) for t in schema}).items()]
     small = [view.name for kind, view, metric in records if kind == "signal" and metric.name == "hellinger_mean"
              and metric.breakdown.get("not_applicable")]
     if small:
         notes.append(f"{', '.join(small)}: fewer than {MIN_DISTRIBUTION_ROWS} rows, no distribution to compare: "
                      "the Hellinger distance is not applicable (no value, no target)")
+    return notes
+
+
+def generalized_notes(result) -> list[str]:
+    """What the release says of the rare values it generalized rather than erased (release.json's
+    ``generalized``), one note per column."""
+    notes = []
+    for name, release in (result.releases.items() if result is not None else ()):
+        for g in getattr(release, "generalized", ()):
+            levels = ", ".join(f"{label!s} ({level['how']}, {level['records']} records)"
+                               for label, level in list(g["levels"].items())[:5])
+            more = f" and {len(g['levels']) - 5} more" if len(g["levels"]) > 5 else ""
+            left = f"; {g['left_rare']} left missing (no level held by enough)" if g["left_rare"] else ""
+            notes.append(f"{name}.{g['column']}: {g['rare_records']} records hold one of {g['rare_values']} values "
+                         f"that fewer than {g['min_count']} people hold: released as {levels}{more}{left}")
     return notes
 
 
@@ -186,10 +205,16 @@ def _privacy(schema: Schema, view: View, released: View, pairing, table, sample_
     if len(view.frame) < 2 or len(released.frame) < 1 or not view.types:
         return []
     known, sensitive = _inference_roles(view, table)
-    return privacy(
+    metrics = privacy(
         view.frame, released.frame, view.types, pairing=pairing, ncp=table.anonymize.ncp, weights=_view_weights(schema, view),
         sample_size=sample_size, random_state=rng, known=known, sensitive=sensitive, name=view.name,
     )
+    if view.scenario == STANDALONE and table.anonymize.method == Method.AVATAR:
+        # the rule of rare values, checked on the release: the counts the run used (min_count, default k)
+        k = min(table.anonymize.k_or_default, max(len(view.frame) - 1, 1))  # as the run lowered it
+        counts = min_counts(schema, table.name, k, view.types)
+        metrics.append(rare_values_released(view.frame, released.frame, view.types, counts))
+    return metrics
 
 
 def _view_weights(schema: Schema, view: View) -> dict[str, float]:

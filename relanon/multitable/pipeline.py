@@ -30,6 +30,7 @@ from relanon.common.errors import DataError, ParameterError, Problem
 from relanon.common.progress import as_progress
 from relanon.engine.avatar import RunHooks, avatarize_in_run
 from relanon.engine.column_rules import obey_rules
+from relanon.engine.generalize import generalized_detail
 from relanon.engine.private_values import parent_codes
 from relanon.multitable.associations import keep_combinations_unique
 from relanon.multitable.keys import new_keys
@@ -231,6 +232,7 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
     internal = enrichment_names(schema, table.name)
     n = len(frame)
     k = ncp = None
+    generalized = ()
     with report.step(f"{table.name}: avatarize") as step:
         if n == 0 or not types:
             avatars, pairing = enriched, rng_avatar.permutation(n)
@@ -249,7 +251,8 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
             )
             avatars, pairing = result.avatars, np.asarray(result.pairing)
             ncp = getattr(result, "ncp", table.anonymize.ncp)
-            step.detail = f"k={k}, {len(enriched.columns)} columns"
+            generalized = tuple(getattr(result, "generalized", ()))
+            step.detail = f"k={k}, {len(enriched.columns)} columns" + generalized_detail(generalized)
     avatars = avatars.reset_index(drop=True)
     rules = table_rules(table, frame, types) if k is not None else ()
     released = pd.DataFrame(index=pd.RangeIndex(n))
@@ -265,6 +268,7 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
     return TableRelease(
         table.name, "avatar", released, pairing, enriched_original=enriched, enriched_avatars=avatars,
         enriched_types=types, enriched_weights=weights, k=k, ncp=ncp, internal_names=internal, column_rules=rules,
+        generalized=generalized,
     )
 
 def obey(release: TableRelease) -> None:

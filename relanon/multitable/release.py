@@ -41,6 +41,8 @@ def release_notes(result) -> dict:
             entry["k"] = release.k
         if release.column_rules:
             entry["column_rules"] = [str(rule) for rule in release.column_rules]
+        if getattr(release, "generalized", ()):
+            entry["generalized"] = list(release.generalized)
         tables[name] = entry
     return {
         "relanon": __version__,

@@ -28,7 +28,7 @@ from relanon.common.errors import ParameterError, StorageError
 from relanon.common.progress import as_progress
 from relanon.common.version import __version__
 from relanon.metrics.evaluation import Evaluation
-from relanon.present.attacks import attacks_section
+from relanon.present.attacks import attacks_section, risk_matrix_text, verdict_text
 from relanon.present.charts import pictures_section
 from relanon.present.sections import (
     contents,
@@ -195,7 +195,9 @@ def render_report(evaluation, assessment=None, *, progress=False) -> dict[str, s
     being drawn (see :func:`render_html`).
     """
     metrics = evaluation.to_json() if assessment is None else json.dumps(
-        {**evaluation.to_dict(), "assessment": assessment.to_dict()}, indent=2, default=str) + "\n"
+        {**evaluation.to_dict(), "assessment": {**assessment.to_dict(), "verdict": verdict_text(assessment).splitlines(),
+                                                "risk_matrix_text": risk_matrix_text(assessment).splitlines()}},
+        indent=2, default=str) + "\n"
     return {REPORT_FILE: render_html(evaluation, assessment, progress=progress), METRICS_FILE: metrics}
 
 

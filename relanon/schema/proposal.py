@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from relanon.common.errors import DataError, ParameterError, Problem
-from relanon.schema.graph import about_people
+from relanon.schema.graph import about_people, too_small_for_k
 from relanon.schema.model import Column, Schema, Table, load_schema
 from relanon.schema.proposal_keys import declared_primary_key, propose_foreign_keys, propose_primary_key
 from relanon.schema.proposal_rules import (
@@ -177,6 +177,8 @@ def propose_schema(database: Mapping[str, pd.DataFrame], name: str | None = None
     notes += _reference_notes(built)
     schema = Schema(tables=built, name=name)
     notes += _rare_value_notes(schema, tables)
+    notes += [Note(table, None, message, about="anonymize", review=True)
+              for table, message in too_small_for_k(schema, {t: len(frame) for t, frame in tables.items()}).items()]
     load_schema(schema.to_dict())  # a proposal that the loader refuses would be a bug here, not the user's
     order = {t: i for i, t in enumerate(tables)}
     notes.sort(key=lambda n: order[n.table])  # stable: within a table, notes keep their order of discovery
@@ -219,9 +221,11 @@ def _rare_value_notes(schema: Schema, tables: Mapping[str, pd.DataFrame]) -> lis
                 continue
             rare = counts[counts < k].sum() / counts.sum()
             if rare == 1:
-                what = f"no value is held by {k} records (the most held by {counts.max()}): released entirely missing"
+                what = (f"no value is held by {k} records (the most held by {counts.max()}): released as one level, "
+                        "'other', or a coarser column's levels")
             elif rare > 0.5:
-                what = f"{rare:.0%} of its values are held by fewer than {k} records: released missing"
+                what = (f"{rare:.0%} of its values are held by fewer than {k} records: released as a coarser column's "
+                        "level ('other in <state>') where one tells it, otherwise as 'other'")
             else:
                 continue
             notes.append(Note(name, column.name, f"{what} (min_count defaults to k = {k} for a table about people); "
