@@ -11,7 +11,9 @@ with its own links (see :mod:`relanon.multitable.views`):
   (:mod:`relanon.metrics.links`; the headline of the link's cell), and the correlation difference
   ratio of the table plus its parent's columns as a detail;
 - relations, for every link: the children-per-parent distribution (1 - Kolmogorov-Smirnov statistic,
-  mean and max side by side), the link fidelity with its noise floor, and referential integrity.
+  mean and max side by side), the link fidelity with its noise floor, referential integrity, and the rows
+  breaking each rule across the link the schema declares (:mod:`relanon.schema.cross_rules`), in the
+  original and in the release (a release may break a rule no more often than its original).
 
 The hidden rate and the local cloaking need the private pairing of anonymized and original rows,
 which only the run that produced the release holds (:class:`relanon.multitable.pipeline.AnonymizationResult`);
@@ -34,6 +36,7 @@ from relanon.metrics.noise_floor import noise_floor, quadrature_margin
 from relanon.metrics.privacy import DEFAULT_SAMPLE_SIZE, privacy
 from relanon.metrics.signal import MIN_DISTRIBUTION_ROWS, correlation_difference_ratio, hellinger_metric, signal
 from relanon.multitable.views import STANDALONE, TO_BOTTOM_PROPAGATED, TO_TOP_ENRICHED, View, views
+from relanon.schema.cross_rules import broken_rows
 from relanon.schema.graph import all_links
 from relanon.schema.model import Schema
 
@@ -270,13 +273,26 @@ def _relations(schema: Schema, original, anonymized, result, records=()) -> pd.D
             "link_fidelity": fidelity[key].value if (key := (link.child, link.column)) in fidelity else float("nan"),
             "link_fidelity_floor": fidelity[key].floor if key in fidelity else float("nan"),
             "referential_integrity": float(integrity),
+            **_rule_counts(schema, original, anonymized, link),
         })
     frame = pd.DataFrame(rows)
     if len(frame):
         similar = [similarity_passed(value, floor) for value, floor in
                    zip(frame["children_per_parent"], frame["children_per_parent_floor"], strict=True)]
-        frame["passed"] = (frame["referential_integrity"] >= REFERENTIAL_INTEGRITY_TARGET) & np.array(similar, dtype=bool)
+        kept = [all(released <= before for before, released in counts.values()) for counts in frame["rules"]]
+        frame["passed"] = ((frame["referential_integrity"] >= REFERENTIAL_INTEGRITY_TARGET) & np.array(similar, dtype=bool)
+                           & np.array(kept, dtype=bool))
     return frame
+
+
+def _rule_counts(schema: Schema, original, anonymized, link) -> dict:
+    """The rules the link declares (:mod:`relanon.schema.cross_rules`): rows breaking each, original then release."""
+    fk = next(fk for fk in schema[link.child].foreign_keys if fk.column == link.column)
+    key = schema[link.parent].primary_key
+    counts = {str(rule): [broken_rows(rule, database[link.child], database[link.parent], link.column, key)
+                          for database in (original, anonymized)] for rule in fk.rules}
+    return {"rules": counts, "rules_broken": sum(c[1] for c in counts.values()),
+            "rules_broken_original": sum(c[0] for c in counts.values())}
 
 
 def ks_statistic(a: np.ndarray, b: np.ndarray) -> float:

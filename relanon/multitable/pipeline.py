@@ -37,6 +37,7 @@ from relanon.engine.deassociate import anatomize, bucketize
 from relanon.engine.private_values import parent_codes
 from relanon.engine.small_groups import COMBINATION_HOLDERS
 from relanon.multitable.anchoring import anchor
+from relanon.multitable.cross_rules import obey_cross_rules
 from relanon.multitable.keys import new_keys
 from relanon.multitable.relinking import relink, settle_counts
 from relanon.multitable.results import AnonymizationResult, LinkReport, TableRelease
@@ -117,6 +118,9 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
             with report.step(f"{name}: rules between columns") as step:
                 obey(releases[name])
                 step.detail = "; ".join(map(str, releases[name].column_rules))
+    if any(fk.rules for t in schema for fk in t.foreign_keys):
+        with report.step("rules across tables") as step:  # once every table is linked: functions recomputed
+            step.detail = "; ".join(obey_cross_rules(schema, {name: releases[name].frame for name in order}))
     sensitive = sensitive_choices(schema, link_reports)
     for message in sensitive:
         warnings.warn(message, SensitiveChoiceWarning, stacklevel=2)

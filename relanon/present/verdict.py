@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 
 import pandas as pd
 
@@ -110,9 +111,10 @@ def view_label(failure: Failure) -> str:
     if failure.kind == "link":
         return failure.view
     via = re.search(r" via (\S+)\)$", failure.view)
+    column = f".{failure.column}" if failure.column else ""
     if failure.table == failure.reference:
-        return failure.table
-    return f"{failure.table} x {failure.reference}" + (f" (via {via.group(1)})" if via else "")
+        return failure.table + column
+    return f"{failure.table}{column} x {failure.reference}" + (f" (via {via.group(1)})" if via else "")
 
 
 def figure(value: float, target: float) -> tuple[str, str]:
@@ -178,10 +180,24 @@ def signal_matrix_text(evaluation) -> str:
     )
 
 
+MAX_WIDTH = 120
+"""Widest line of a terminal matrix: beyond it, columns are named by short labels explained in a legend."""
+
+
 def _matrix_text(title: str, values: pd.DataFrame, passed: pd.DataFrame, fmt: str) -> str:
-    width = max([len(str(c)) for c in values.columns] + [8]) + 2
+    # only the rows and columns holding a cell: a database of 11 tables has few scenarios per row
+    held = values.notna() | passed.notna()
+    values = values.loc[held.any(axis=1), held.any(axis=0)]
+    passed = passed.loc[values.index, values.columns]
+    names = {c: str(c) for c in values.columns}
+    legend = ""
+    cell = max([len(fmt.format(v)) + 1 for v in values.to_numpy().ravel() if not pd.isna(v)] + [3])
+    if _matrix_width(values, names, cell) > MAX_WIDTH:
+        names = {c: f"T{i}" for i, c in enumerate(values.columns, start=1)}
+        legend = "columns: " + ", ".join(f"{names[c]} {c}" for c in values.columns)
+    width = max([len(n) for n in names.values()] + [cell, 8 if not legend else 0]) + 2
     label = max([len(str(i)) for i in values.index] + [5]) + 2
-    lines = [title, " " * label + "".join(f"{c:>{width}}" for c in values.columns)]
+    lines = [title, " " * label + "".join(f"{names[c]:>{width}}" for c in values.columns)]
     not_applicable = False
     for row in values.index:
         cells = []
@@ -199,4 +215,11 @@ def _matrix_text(title: str, values: pd.DataFrame, passed: pd.DataFrame, fmt: st
         lines.append(f"{row:<{label}}" + "".join(cells))
     if not_applicable:
         lines.append("n/a = not applicable: nothing to compare (a table or view of fewer than 4 rows, a single parent)")
+    if legend:
+        lines += textwrap.wrap(legend, MAX_WIDTH, subsequent_indent="  ")
     return "\n".join(lines)
+
+
+def _matrix_width(values: pd.DataFrame, names: dict, cell: int) -> int:
+    width = max([len(n) for n in names.values()] + [cell, 8]) + 2
+    return max([len(str(i)) for i in values.index] + [5]) + 2 + width * len(names)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from relanon.common.errors import Problem
 from relanon.common.options import did_you_mean
+from relanon.schema.cross_rules import rule_problems
 from relanon.schema.graph import find_cycles
 from relanon.schema.vocabulary import LINK_METHODS, MAX_WEIGHT, METHODS
 
@@ -21,10 +22,22 @@ def structure_problems(schema: Schema) -> list[Problem]:
     for table in schema:
         problems += _key_problems(table)
         problems += _link_problems(table, schema)
+        problems += _cross_rule_problems(table, schema)
         problems += _role_problems(table)
         problems += _method_problems(table)
     problems += _source_problems(schema)
     problems += _cycle_problems(schema)
+    return problems
+
+
+def _cross_rule_problems(table: Table, schema: Schema) -> list[Problem]:
+    """Rules across a link that name columns its tables do not declare (:mod:`relanon.schema.cross_rules`)."""
+    problems = []
+    for fk in table.foreign_keys:
+        if fk.rules and fk.references in schema.tables:
+            parent = schema[fk.references]
+            problems += rule_problems(table.name, parent.name, fk.column, fk.rules, set(table.column_names),
+                                      set(parent.column_names))
     return problems
 
 
