@@ -19,7 +19,7 @@ import pandas as pd
 from relanon.common.errors import ParameterError
 from relanon.engine.columns import NUMERIC_KINDS, check_columns_present, column_types, numeric_values, restore_numeric
 from relanon.engine.factor_space import FactorSpace
-from relanon.engine.mixing import mixed_numbers, restored_spread
+from relanon.engine.mixing import mixed_numbers
 from relanon.engine.neighbours import Neighbours, cross_neighbours, self_neighbours
 from relanon.engine.private_values import (
     among_eligible,
@@ -81,8 +81,7 @@ class AvatarResult(_Avatars):
 def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | str | None = None, weights=None,
               random_state=None, name: str = "table", drawn=(), space: FactorSpace | None = None, min_counts=None,
               sensitive=(), groups=None, value_counts=None, extremes=None, small_groups: bool = True,
-              shift_numbers: bool = True, combination_holders: int = COMBINATION_HOLDERS,
-              restore_spread: bool = True) -> AvatarResult:
+              shift_numbers: bool = True, combination_holders: int = COMBINATION_HOLDERS) -> AvatarResult:
     """Replace every record of ``table`` by an avatar (Guillaudeux et al., 2023).
 
     1. The columns are projected in a :class:`~relanon.engine.factor_space.FactorSpace` fitted on the table
@@ -172,12 +171,6 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
         schema's ``anonymize.combination_min_count``). More lowers singling out by rare combinations and
         turns more of them down.
 
-    restore_spread : bool, default True
-        Give the mixed numbers back the spread the convex mix takes from them
-        (:func:`relanon.engine.mixing.restored_spread`): each avatar's number is moved away from its
-        neighbourhood's mean, the same way for every column of the row, except the columns shifted like
-        their small group and those bound by an order to another column. False keeps the plain mix.
-
     Returns
     -------
     AvatarResult
@@ -265,15 +258,12 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     spread = _spread_columns(table, types, space, released, drawn, name) if shift_numbers else []
     shifts = (small_group_shifts(table, [c for c in kept if c in released and c not in sensitive], chosen,
                                  shift_rng, taken=taken) if spread else None)
-    # the other mixed numbers get back the spread the mix takes from them, but those bound by an order to another
-    # column (its stretch could reverse the order)
-    stretched = _stretched_columns(table, types, space, drawn, spread, name) if restore_spread else set()
     out = {}
     for column in (c for c in table.columns if c in types):
         stats = space.statistics_[column]
         if types[column] in NUMERIC_KINDS and column not in drawn and not stats.categorical_like:
             out[column] = _numeric_avatar(table[column], neighbours.indices, weights_, chosen, stats, name,
-                                          shifts if column in spread else None, column in stretched)
+                                          shifts if column in spread else None)
             if thresholds:
                 out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
         else:
@@ -525,20 +515,7 @@ def _draw(indices: np.ndarray, cumulative: np.ndarray, rng: np.random.Generator)
     return indices[np.arange(len(indices)), picked]
 
 
-def _stretched_columns(table: pd.DataFrame, types: dict, space: FactorSpace, drawn, spread, name: str) -> set:
-    """The mixed numeric columns whose spread :func:`relanon.engine.mixing.restored_spread` gives back: not drawn,
-    not decoded as categories, not shifted like their small group (``spread``: already as wide as the group),
-    not bound by an order to another such column (:func:`relanon.engine.small_groups.ordered_columns`)."""
-    numeric = {c: space.statistics_[c].kind for c in types if types[c] in NUMERIC_KINDS and c not in drawn
-               and not space.statistics_[c].categorical_like}
-    if not numeric:
-        return set()
-    ordered = ordered_columns({c: numeric_values(table[c], kind, table=name) for c, kind in numeric.items()})
-    return {c for c in numeric if c not in ordered and c not in spread}
-
-
-def _numeric_avatar(series, indices, weights, chosen, stats, table, shifts: Shifts | None = None,
-                    stretch: bool = False) -> pd.Series:
+def _numeric_avatar(series, indices, weights, chosen, stats, table, shifts: Shifts | None = None) -> pd.Series:
     """Weighted mean of the neighbours' present values moved half-way to the drawn neighbour's value,
     on the column's support; missing where the drawn neighbour's value is; with ``shifts``, shifted like
     the avatar's small group (:mod:`relanon.engine.small_groups`).
@@ -550,14 +527,10 @@ def _numeric_avatar(series, indices, weights, chosen, stats, table, shifts: Shif
     value stays within theirs), the same mix for every column of the row (so a linear rule that every
     original row obeys, ``start <= end``, still holds), and on average over the draw of ``J`` the same
     as the weighted mean; but it keeps more of the spread (0.78 for the demo's doctors' ages and visit
-    dates at ``SPREAD = 0.5``) and ties the numbers to the categories they come with. With ``stretch``, the
-    mix is moved away from the neighbourhood's mean by what it still lacks
-    (:func:`relanon.engine.mixing.restored_spread`).
+    dates at ``SPREAD = 0.5``) and ties the numbers to the categories they come with.
     """
     values = numeric_values(series, stats.kind, table=table)
     mean = mixed_numbers(values, indices, weights, values[chosen])
-    if stretch:
-        mean = restored_spread(mean, values, indices, weights)
     if shifts is not None:
         mean = _spread_like_group(values, mean, shifts)
     return _finished(mean, np.isnan(values[chosen]), stats)
