@@ -19,7 +19,7 @@ import pandas as pd
 from relanon.common.errors import ParameterError
 from relanon.engine.columns import NUMERIC_KINDS, check_columns_present, column_types, numeric_values, restore_numeric
 from relanon.engine.factor_space import FactorSpace
-from relanon.engine.mixing import mixed_numbers
+from relanon.engine.mixing import mixed_numbers, restored_spread
 from relanon.engine.neighbours import Neighbours, cross_neighbours, self_neighbours
 from relanon.engine.private_values import (
     among_eligible,
@@ -81,7 +81,8 @@ class AvatarResult(_Avatars):
 def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | str | None = None, weights=None,
               random_state=None, name: str = "table", drawn=(), space: FactorSpace | None = None, min_counts=None,
               sensitive=(), groups=None, value_counts=None, extremes=None, small_groups: bool = True,
-              shift_numbers: bool = True, combination_holders: int = COMBINATION_HOLDERS) -> AvatarResult:
+              shift_numbers: bool = True, combination_holders: int = COMBINATION_HOLDERS,
+              restore_spread: bool = True) -> AvatarResult:
     """Replace every record of ``table`` by an avatar (Guillaudeux et al., 2023).
 
     1. The columns are projected in a :class:`~relanon.engine.factor_space.FactorSpace` fitted on the table
@@ -171,6 +172,12 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
         schema's ``anonymize.combination_min_count``). More lowers singling out by rare combinations and
         turns more of them down.
 
+    restore_spread : bool, default True
+        Give the mixed numbers back the spread the convex mix takes from them
+        (:func:`relanon.engine.mixing.restored_spread`): each avatar's numbers are moved away from its
+        neighbourhood's mean by one factor for the whole row, except in the columns shifted like their small
+        group and in a row where that would reverse an order between two columns. False keeps the plain mix.
+
     Returns
     -------
     AvatarResult
@@ -258,12 +265,15 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     spread = _spread_columns(table, types, space, released, drawn, name) if shift_numbers else []
     shifts = (small_group_shifts(table, [c for c in kept if c in released and c not in sensitive], chosen,
                                  shift_rng, taken=taken) if spread else None)
+    # the other mixed numbers get back the spread the convex mix takes from them (mixing.restored_spread)
+    stretched = (_stretched_numbers(table, types, space, drawn, spread, neighbours.indices, weights_, chosen, name)
+                 if restore_spread else {})
     out = {}
     for column in (c for c in table.columns if c in types):
         stats = space.statistics_[column]
         if types[column] in NUMERIC_KINDS and column not in drawn and not stats.categorical_like:
             out[column] = _numeric_avatar(table[column], neighbours.indices, weights_, chosen, stats, name,
-                                          shifts if column in spread else None)
+                                          shifts if column in spread else None, stretched.get(column))
             if thresholds:
                 out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
         else:
@@ -515,7 +525,32 @@ def _draw(indices: np.ndarray, cumulative: np.ndarray, rng: np.random.Generator)
     return indices[np.arange(len(indices)), picked]
 
 
-def _numeric_avatar(series, indices, weights, chosen, stats, table, shifts: Shifts | None = None) -> pd.Series:
+def _stretched_numbers(table, types, space, drawn, spread, indices, weights, chosen, name: str) -> dict:
+    """Column -> mixed numbers given back their spread (:func:`relanon.engine.mixing.restored_spread`), for the
+    mixed numeric columns that are not shifted like their small group (``spread``, already as wide as it). A row
+    where the stretch would reverse an order that every original record obeys between two of them (a birth date
+    before a visit date, broadcast from the parent) keeps its plain mix in those columns, which keeps the order."""
+    columns = [c for c in types if types[c] in NUMERIC_KINDS and c not in drawn and c not in spread
+               and not space.statistics_[c].categorical_like]
+    values = {c: numeric_values(table[c], space.statistics_[c].kind, table=name) for c in columns}
+    plain = {c: mixed_numbers(values[c], indices, weights, values[c][chosen]) for c in columns}
+    out = {c: restored_spread(plain[c], values[c], indices, weights, space.statistics_[c].low,
+                              space.statistics_[c].high) for c in columns}
+    ordered = sorted(ordered_columns(values)) if len(columns) > 1 else []
+    for a in ordered:
+        for b in ordered:
+            with np.errstate(invalid="ignore"):
+                if a == b or (values[a] > values[b]).any():
+                    continue
+                reversed_ = out[a] > out[b]
+            if reversed_.any():
+                for column in (a, b):
+                    out[column] = np.where(reversed_, plain[column], out[column])
+    return out
+
+
+def _numeric_avatar(series, indices, weights, chosen, stats, table, shifts: Shifts | None = None,
+                    stretched: np.ndarray | None = None) -> pd.Series:
     """Weighted mean of the neighbours' present values moved half-way to the drawn neighbour's value,
     on the column's support; missing where the drawn neighbour's value is; with ``shifts``, shifted like
     the avatar's small group (:mod:`relanon.engine.small_groups`).
@@ -527,10 +562,11 @@ def _numeric_avatar(series, indices, weights, chosen, stats, table, shifts: Shif
     value stays within theirs), the same mix for every column of the row (so a linear rule that every
     original row obeys, ``start <= end``, still holds), and on average over the draw of ``J`` the same
     as the weighted mean; but it keeps more of the spread (0.78 for the demo's doctors' ages and visit
-    dates at ``SPREAD = 0.5``) and ties the numbers to the categories they come with.
+    dates at ``SPREAD = 0.5``) and ties the numbers to the categories they come with. ``stretched``, when
+    given, replaces that mix: the same given back its spread (:func:`_stretched_numbers`).
     """
     values = numeric_values(series, stats.kind, table=table)
-    mean = mixed_numbers(values, indices, weights, values[chosen])
+    mean = mixed_numbers(values, indices, weights, values[chosen]) if stretched is None else stretched
     if shifts is not None:
         mean = _spread_like_group(values, mean, shifts)
     return _finished(mean, np.isnan(values[chosen]), stats)

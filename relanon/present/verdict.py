@@ -21,7 +21,8 @@ import pandas as pd
 from relanon.metrics.base import HIGHER
 from relanon.metrics.failures import Failure, failures
 
-__all__ = ["NO_PRIVACY", "failure_lines", "failure_text", "figure", "no_privacy_measured", "verdict_text", "view_label"]
+__all__ = ["NO_PRIVACY", "failure_lines", "failure_text", "figure", "no_privacy_measured", "too_small_lines",
+           "verdict_text", "view_label"]
 
 NO_PRIVACY = ("no table is individual (`individual: true`), so no privacy measure was computed: mark the tables whose "
               "rows are people the release protects with `individual: true` (README, 'The schema file')")
@@ -65,11 +66,25 @@ def failure_lines(evaluation, kinds=None) -> list[str]:
         kinds = [kind for kind in kinds if kind != "privacy"]
         if not kinds:
             return said
+    if kinds is None or "signal" in kinds:
+        said += too_small_lines(evaluation)
     what = "measure" if kinds is None else f"{' and '.join(kinds)} measure"
     if not failed:
         return [*said, f"every {'other ' if unmeasured and kinds is None else ''}{what} meets its target"]
     head = f"1 {what} misses its target:" if len(failed) == 1 else f"{len(failed)} {what}s miss their targets:"
     return [*said, head, *(f"  {failure_text(f)}" for f in failed)]
+
+
+def too_small_lines(evaluation) -> list[str]:
+    """One line per view too small to judge: its distributions are shown, neither passed nor failed
+    (:data:`relanon.metrics.columns.TOO_SMALL_FLOOR`)."""
+    found = [f"{view}: hellinger mean {metric.value:.3g}, noise floor {metric.floor:.2f}"
+             for kind, view, metric in evaluation.metrics
+             if kind == "signal" and metric.name == "hellinger_mean" and metric.breakdown.get("too_small")]
+    if not found:
+        return []
+    return ["too few rows to judge (two halves of the original differ more than a release may; not passed):",
+            *(f"  {line}" for line in found)]
 
 
 def no_privacy_measured(evaluation) -> bool:
