@@ -54,7 +54,16 @@ def verdict_text(evaluation, report=None) -> str:
     lines = [privacy_matrix_text(evaluation), "", signal_matrix_text(evaluation), "", *failure_lines(evaluation)]
     if report is not None:
         lines.append(f"report: {report}")
-    return "\n".join(lines)
+    return "\n".join(_wrapped("\n".join(lines).splitlines()))
+
+
+def _wrapped(lines) -> list[str]:
+    """Lines no wider than :data:`MAX_WIDTH`, a long one continued on indented lines (a matrix row never is)."""
+    out = []
+    for line in lines:
+        indent = " " * (len(line) - len(line.lstrip()) + 2)
+        out += textwrap.wrap(line, MAX_WIDTH, subsequent_indent=indent, break_on_hyphens=False) or [""]
+    return out
 
 
 def failure_lines(evaluation, kinds=None) -> list[str]:
@@ -200,9 +209,9 @@ MAX_WIDTH = 120
 
 
 def _matrix_text(title: str, values: pd.DataFrame, passed: pd.DataFrame, fmt: str) -> str:
-    # only the rows and columns holding a cell: a database of 11 tables has few scenarios per row
+    # every row (a table without a figure says so), only the columns holding a cell: 11 tables have few per row
     held = values.notna() | passed.notna()
-    values = values.loc[held.any(axis=1), held.any(axis=0)]
+    values = values.loc[:, held.any(axis=0)] if held.to_numpy().any() else values
     passed = passed.loc[values.index, values.columns]
     names = {c: str(c) for c in values.columns}
     legend = ""
