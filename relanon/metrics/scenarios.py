@@ -89,22 +89,31 @@ def evaluate(schema: Schema, original, anonymized, result=None, *, sample_size: 
     for table in schema:
         if len(original[table.name]) == 0:
             continue
-        with report.step(f"evaluate {table.name}", unit="views") as step:
+        with report.step(f"evaluate {table.name}", unit="measures") as step:
             pairing = _pairing(result, table.name, len(original[table.name]), len(anonymized[table.name]))
             original_views = {v.name: v for v in views(schema, original, table.name, columns)}
             released_views = {v.name: v for v in views(schema, anonymized, table.name, columns)}
-            for done, (name, view) in enumerate(original_views.items()):
-                step(done, len(original_views))
+            # the bar moves after each measure of each view (privacy, signal, link fidelity), not once a view
+            total = sum(1 + table.individual + (v.scenario == TO_BOTTOM_PROPAGATED) for v in original_views.values())
+            done = 0
+            step(done, total)
+            for name, view in original_views.items():
                 released = released_views[name]
                 if table.individual:
                     records += [
                         ("privacy", view, m)
                         for m in _privacy(schema, view, released, pairing, table, sample_size, rng)
                     ]
+                    done += 1
+                    step(done, total)
                 records += [("signal", view, m) for m in _signal(view, released)]
+                done += 1
+                step(done, total)
                 if view.scenario == TO_BOTTOM_PROPAGATED:
                     records.append(("signal", view, link_fidelity(
                         schema, original, anonymized, view.link, columns=columns)))
+                    done += 1
+                    step(done, total)
     if result is None and any(t.individual for t in schema):
         notes.append(
             "hidden rate and local cloaking need the private pairing of anonymized and original rows, "

@@ -33,12 +33,12 @@ import yaml
 
 from relanon.common.atomic import write_text_atomically
 from relanon.common.errors import SchemaError
+from relanon.schema.cross_rules import CrossRule
 from relanon.schema.parsing import (
     json_schema_problems,
     parse_text,
     read_source,
 )
-from relanon.schema.cross_rules import CrossRule
 from relanon.schema.structure import structure_problems
 from relanon.schema.vocabulary import (
     DEFAULT_K,
