@@ -48,7 +48,7 @@ METRICS_FILE = "metrics.json"
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:0 auto;
-max-width:1100px;padding:0 1.5em 3em;color:#222;line-height:1.45}
+max-width:1280px;padding:0 1.5em 3em;color:#222;line-height:1.45}
 h1{margin-top:1em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}
 .audience{background:#eef3fb;border-left:4px solid #4c72b0;padding:.6em 1em}
 .banner{background:#fde2e1;border:2px solid #c0392b;padding:.6em 1em;margin:1em 0}

@@ -292,8 +292,24 @@ def links_section(evaluation) -> str:
         f'<section id="links"><h2>Links</h2><p>The table shows {source}: minimum_distance (most private, '
         "the number of children per parent may drift), linear_sum (keeps the children-per-parent "
         "distribution), original_order (exact, least private).</p>"
-        f'<table>{header}{"".join(rows)}</table></section>'
+        f'<table>{header}{"".join(rows)}</table>{_rules_table(relations)}</section>'
     )
+
+
+def _rules_table(relations) -> str:
+    """The rules across tables the schema declares (schema.cross_rules): rows breaking each, original and release."""
+    rows = [
+        f'<tr><td class="text">{escape(link_label(r.child, r.column, r.parent))}</td><td class="text">{escape(rule)}</td>'
+        f'<td>{before:,}</td><td class="{_state(released <= before)}">{released:,}</td></tr>'
+        for r in relations.itertuples() if isinstance(getattr(r, "rules", None), dict)
+        for rule, (before, released) in r.rules.items()
+    ]
+    if not rows:
+        return ""
+    return ("<h3>Rules across tables</h3><p>The rules the schema declares on its links (found by relanon init in the "
+            "original): the rows that break each, in the original and in the release (no more than the original).</p>"
+            '<table><tr><th class="row">link</th><th class="row">rule</th><th>rows breaking it<br>original</th>'
+            f'<th>rows breaking it<br>anonymized</th></tr>{"".join(rows)}</table>')
 
 
 def _fidelity_cell(row, targets) -> str:
