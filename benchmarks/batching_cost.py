@@ -33,7 +33,7 @@ import pandas as pd
 
 from relanon import datasets
 from relanon.engine import space_statistics as stats
-from relanon.engine.avatar import avatarize
+from relanon.engine.avatar import RunHooks, avatarize, avatarize_in_run
 from relanon.engine.batches import assign_batches, batch_count, partition_generator, rows_searched
 from relanon.engine.columns import numeric_values
 from relanon.metrics.privacy import privacy
@@ -86,8 +86,8 @@ def run(path: str, batch_size: int, seed: int) -> dict:
         parts, pairs = [], []
         for b in range(n_batches):
             rows = np.flatnonzero(batch == b)
-            result = avatarize(frame.iloc[rows].reset_index(drop=True), types, k=k, weights=weights,
-                               random_state=partition_generator(root, "avatars", b), name=TABLE, space=space)
+            result = avatarize_in_run(frame.iloc[rows].reset_index(drop=True), types, RunHooks(space=space), k=k,
+                                      weights=weights, random_state=partition_generator(root, "avatars", b), name=TABLE)
             parts.append(result.avatars)
             pairs.append(rows[np.asarray(result.pairing)])
         avatars, pairing, axes = pd.concat(parts, ignore_index=True), np.concatenate(pairs), space.n_components_

@@ -33,6 +33,7 @@ from scipy.spatial import cKDTree
 from scipy.spatial.distance import cdist
 
 from relanon.multitable import linking
+from relanon.multitable.linking import repair
 
 DIMENSIONS = 5
 CHILDREN_PER_PARENT = 3
@@ -136,10 +137,10 @@ def gil_check(n_blocks: int = 8, size: int = 1_000) -> dict:
         problems.append((children, parents[np.repeat(np.arange(len(parents)), counts)]))
     start = time.perf_counter()
     for problem in problems:
-        linking._solve_exact(*problem)
+        repair.solve_exact(*problem)
     serial = time.perf_counter() - start
     threads = [
-        threading.Thread(target=lambda part=problems[i::2]: [linking._solve_exact(*p) for p in part]) for i in range(2)
+        threading.Thread(target=lambda part=problems[i::2]: [repair.solve_exact(*p) for p in part]) for i in range(2)
     ]
     start = time.perf_counter()
     for thread in threads:

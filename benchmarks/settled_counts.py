@@ -4,11 +4,11 @@ two links) and what they reveal (released people whose pair of counts a single o
     python benchmarks/settled_counts.py [--scale 0.3] [--seeds 0-2]
 
 The careers database (``relanon.datasets.careers``): people with yearly records and leaves, two
-``linear_sum`` child links. Each seed is anonymized twice: as released (``relinking.settle_counts``: a
-person's row of drawn counts replaced as a whole by a nearest original person's) and with each link's
-counts corrected apart (as before; ``settle_counts`` switched off). Printed per run: the correlation of the
-two counts per person, in the data and released, and the released people whose pair of counts is held by
-exactly one original person (and how many such pairs the data has).
+``linear_sum`` child links, whose rows of drawn counts are settled together (a person's row replaced as a
+whole by a nearest original person's; docs/method.md, "Children per parent"). Each seed is anonymized with
+:func:`relanon.anonymize`. Printed per seed: the correlation of the two counts per person, in the data and
+released, and the released people whose pair of counts is held by exactly one original person (and how many
+such pairs the data has).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import relanon  # noqa: E402
 from relanon import datasets  # noqa: E402
-from relanon.multitable import pipeline  # noqa: E402
 
 
 def count_pairs(schema, tables) -> pd.Series:
@@ -53,19 +52,14 @@ def main() -> None:
     single = set(held[held == 1].index)
     print(f"{len(original):,} people; correlation of the two counts in the data "
           f"{np.corrcoef(np.array(original.tolist()).T)[0, 1]:.2f}; {len(single)} pairs held by one person")
-    settle = pipeline.settle_counts
     for seed in seeds_of(args.seeds):
-        for label, function in (("settled together", settle), ("corrected apart", lambda *a, **k: 0)):
-            pipeline.settle_counts = function
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                result = relanon.anonymize(schema, database, random_state=seed, progress=False)
-            released = count_pairs(schema, result.tables)
-            correlation = np.corrcoef(np.array(released.tolist()).T)[0, 1]
-            print(f"seed {seed}, {label:16}: correlation {correlation:.2f}; released people carrying a pair one "
-                  f"original person holds: {int(released.isin(single).sum())}")
-    pipeline.settle_counts = settle
-
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = relanon.anonymize(schema, database, random_state=seed, progress=False)
+        released = count_pairs(schema, result.tables)
+        correlation = np.corrcoef(np.array(released.tolist()).T)[0, 1]
+        print(f"seed {seed}: correlation {correlation:.2f}; released people carrying a pair one original person "
+              f"holds: {int(released.isin(single).sum())}")
 
 if __name__ == "__main__":
     main()

@@ -9,7 +9,7 @@ as ``relanon assess`` does), and the univariate and multivariate singling-out at
 assess`` run on the table alone. Printed: each risk and the upper bound of its 95 % interval, the
 Hellinger distance of each column (training people against the release), and the columns of the
 predicates that single out a training person most often. One seed's risk moves by about 0.02: read
-several (README, How it works: *Small groups*). ``benchmarks/attacks_vs_anonymeter.py`` runs every
+several (docs/method.md, *Small groups*). ``benchmarks/attacks_vs_anonymeter.py`` runs every
 attack on every view, and anonymeter beside relanon, for one seed.
 """
 

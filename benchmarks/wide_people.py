@@ -4,13 +4,10 @@
     python benchmarks/wide_people.py [--seeds 3-5]
 
 The people table (birth and death dates as year, month and day, cities, states and countries, height, weight,
-batting and throwing hands) gets the schema ``relanon init`` proposes for it, names and ids dropped. Three ways,
-each assessed by ``relanon.assess`` (50 / 50 split) at each seed:
-
-- every categorical column counted in the tuple rule (as before the rule chose its columns);
-- the columns chosen (``counted_columns``), those left out taken with the rest from the drawn neighbour (as
-  before they were taken apart);
-- as released: the columns left out taken a family at a time from other neighbours (``family_donors``).
+batting and throwing hands) gets the schema ``relanon init`` proposes for it, names and ids dropped, and is
+assessed by :func:`relanon.assess` (50 / 50 split) at each seed. The tuple rule chooses the columns it counts;
+those it leaves out are taken a family at a time from other neighbours than the drawn one (docs/method.md,
+*Small groups*).
 
 Printed: the training release's Hellinger distance, its share of right-handed batters and of people alive (no
 death year) against the data's, its share of avatars closer to a training original than to a control one, the
@@ -31,8 +28,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import relanon  # noqa: E402
-import relanon.engine.avatar as avatar_module  # noqa: E402
-from benchmarks.risk_variants import seeds_from  # noqa: E402
+from benchmarks.risk_over_seeds import seeds_from  # noqa: E402
 from relanon.schema.proposal import propose_schema  # noqa: E402
 
 
@@ -45,29 +41,22 @@ def main() -> None:
     types = {c.name: c.type for c in schema["people"].released_columns}
     print(f"{len(people):,} people; key {schema['people'].primary_key}; {len(types)} columns: {', '.join(types)}")
     print(f"data: right-handed batters {(people['bats'] == 'R').mean():.3f}, alive {people['deathYear'].isna().mean():.3f}")
-    chosen, apart = avatar_module.counted_columns, avatar_module.family_donors
-    ways = (("every column counted", lambda table, columns, *rest: list(columns), apart),
-            ("left out, from the drawn neighbour", chosen, lambda *args, **kwargs: {}),
-            ("released", chosen, apart))
     for seed in seeds_from(args.seeds):
-        for label, choose, families in ways:
-            avatar_module.counted_columns, avatar_module.family_donors = choose, families
-            started = time.perf_counter()
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                assessment = relanon.assess(schema, {"people": people}, random_state=seed, progress=False)
-            left = [str(w.message).split("leaves out ")[1].split(":")[0] for w in caught
-                    if "rule of combinations" in str(w.message)]
-            release = assessment_release(assessment)
-            metrics = {m.name: m.value for _, view, m in assessment.evaluation.metrics if view == "STANDALONE(people)"}
-            print(f"seed {seed}, {label}: {time.perf_counter() - started:.0f} s, Hellinger {metrics['hellinger_mean']:.3f}, "
-                  f"right-handed {release[0]:.3f}, alive {release[1]:.3f}, closer to training "
-                  f"{metrics.get('closer_to_training', float('nan')):.1f} %, left out of the rule: {left[0] if left else '-'}")
-            for attack in assessment.attacks:
-                risk = attack.risk
-                print(f"    {attack.attack:<13} {attack.target[:44]:<44} {risk.value:.3f} [{risk.low:.3f}, "
-                      f"{risk.high:.3f}] ({attack.main.n_attacks:,} attacks)")
-
+        started = time.perf_counter()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assessment = relanon.assess(schema, {"people": people}, random_state=seed, progress=False)
+        left = [str(w.message).split("leaves out ")[1].split(":")[0] for w in caught
+                if "rule of combinations" in str(w.message)]
+        release = assessment_release(assessment)
+        metrics = {m.name: m.value for _, view, m in assessment.evaluation.metrics if view == "STANDALONE(people)"}
+        print(f"seed {seed}: {time.perf_counter() - started:.0f} s, Hellinger {metrics['hellinger_mean']:.3f}, "
+              f"right-handed {release[0]:.3f}, alive {release[1]:.3f}, closer to training "
+              f"{metrics.get('closer_to_training', float('nan')):.1f} %, left out of the rule: {left[0] if left else '-'}")
+        for attack in assessment.attacks:
+            risk = attack.risk
+            print(f"    {attack.attack:<13} {attack.target[:44]:<44} {risk.value:.3f} [{risk.low:.3f}, "
+                  f"{risk.high:.3f}] ({attack.main.n_attacks:,} attacks)")
 
 def lahman_people(batting: bool = False):
     """The Lahman people (and, with ``batting``, their 115,450 yearly batting lines, which point to them by

@@ -1,6 +1,6 @@
 """The shape of the package: layers import downward only, without cycles or imports hidden in functions.
 
-The layers, bottom to top (README, "Architecture"):
+The layers, bottom to top (docs/development.md, "Architecture"):
 common < schema < stores < engine < multitable (and distributed) < metrics < audit < present < cli.
 ``datasets`` may import anything below ``present``. The package root (``relanon/__init__.py``)
 and ``__main__`` sit above everything: they only re-export and start the command line.

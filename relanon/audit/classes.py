@@ -7,7 +7,6 @@ the class sizes and the first row of each class. Values are compared exactly
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,9 +15,10 @@ import pandas as pd
 
 from relanon.common.errors import AuditError, ParameterError, format_examples
 from relanon.common.exact import exact_codes, uncomparable_reason
+from relanon.common.options import check_integer
 
 SIZE_COLUMN = ".n"
-"""Name of the class-size column of ``violating_classes`` (as in seed 001)."""
+"""Name of the class-size column of ``violating_classes`` (as in the R ``kanonvrf`` reference)."""
 
 
 def first_appearances(ids: np.ndarray) -> np.ndarray:
@@ -99,8 +99,6 @@ def class_keys(table: pd.DataFrame, quasi_identifiers: list, rows: np.ndarray) -
 
 
 def positive_int(value, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ParameterError(f"{name} must be an integer of at least {minimum}, got {value!r}")
-    return int(value)
+    return check_integer(value, name, minimum)
 
 

@@ -3,20 +3,20 @@
 Records that share the same values on the quasi-identifiers (the columns an attacker may know) form
 an *equivalence class*. The three measures all read the class sizes:
 
-- k-anonymity (seed 001): every class holds at least ``k`` records;
-- re-identification risk (seed 002): a record's risk is ``1 / its class size``; the maximum risk is
+- k-anonymity: every class holds at least ``k`` records;
+- re-identification risk: a record's risk is ``1 / its class size``; the maximum risk is
   ``1 / smallest class size``, the average risk the mean over records (``classes / records``);
-- l-diversity (seed 000): within each class no sensitive value covers more than ``1/l`` of the class
+- l-diversity (Xiao and Tao 2006): within each class no sensitive value covers more than ``1/l`` of the class
   (the frequency-based form); the distinct form only asks for ``l`` different values.
 
-Values are compared exactly, as seed 001 specifies: a missing value (None, NaN, NaT, pandas.NA) is a
+Values are compared exactly, as the R ``kanonvrf`` reference does: a missing value (None, NaN, NaT, pandas.NA) is a
 value of its own and its rows are counted; numbers are equal only when stored equal (``-0.0`` and
 ``0.0`` are one value, ``0.1 + 0.2`` and ``0.3`` two); timestamps compare by instant, categoricals by
 label. Columns that cannot be compared exactly are refused with an :class:`~relanon.common.errors.AuditError`.
 
 :func:`audit_database` audits every table that declares quasi-identifiers, and for individual tables
-the views joined with their children (``TO_TOP_ENRICHED``) and parents (``TO_BOTTOM_PROPAGATED``), as
-in seed 004: a patient who is not unique alone can become unique once their number of visits is known.
+the views joined with their children (``TO_TOP_ENRICHED``) and parents (``TO_BOTTOM_PROPAGATED``), as in
+the multi-table scenarios: a patient who is not unique alone can become unique once her number of visits is known.
 """
 
 from __future__ import annotations
@@ -158,9 +158,9 @@ class AuditReport:
         if not self.individual_tables:
             return ("no table is individual (`individual: true`), so no view is of people and none gates the release: "
                     "mark the tables whose rows are people the release protects with `individual: true` "
-                    "(README, 'The schema file')")
+                    "(docs/guide/schema-file.md)")
         return (f"the individual tables ({', '.join(self.individual_tables)}) declare no quasi_identifiers: declare "
-                "the columns an attacker may know as `quasi_identifiers` (README, 'The schema file')")
+                "the columns an attacker may know as `quasi_identifiers` (docs/guide/schema-file.md)")
 
     @property
     def passed(self) -> bool:

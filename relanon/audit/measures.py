@@ -1,9 +1,9 @@
 """The three measures of a table over its quasi-identifiers: k-anonymity, re-identification risk, l-diversity.
 
-- k-anonymity (seed 001): every class holds at least ``k`` records;
-- re-identification risk (seed 002): a record's risk is ``1 / its class size``; the maximum risk is
+- k-anonymity: every class holds at least ``k`` records;
+- re-identification risk: a record's risk is ``1 / its class size``; the maximum risk is
   ``1 / smallest class size``, the average risk the mean over records (``classes / records``);
-- l-diversity (seed 000): within each class no sensitive value covers more than ``1/l`` of the class
+- l-diversity (Xiao and Tao 2006): within each class no sensitive value covers more than ``1/l`` of the class
   (the frequency-based form); the distinct form only asks for ``l`` different values.
 """
 
@@ -32,7 +32,7 @@ from relanon.schema.shapes import COUNT_COLUMN, GROUP_COLUMN
 
 @dataclass(frozen=True, eq=False)
 class KAnonymity:
-    """The k-anonymity of a table over its quasi-identifiers (the fields of seed 001's result).
+    """The k-anonymity of a table over its quasi-identifiers (the fields of the R ``kanonvrf`` reference's result).
 
     Attributes
     ----------
@@ -66,7 +66,7 @@ class KAnonymity:
 def k_anonymity(table: pd.DataFrame, quasi_identifiers, k: int = 5) -> KAnonymity:
     """Check whether every combination of quasi-identifier values occurs in at least ``k`` rows.
 
-    Follows seed 001 (R ``kanonvrf``): missing values form classes of their own and are counted,
+    Follows the R ``kanonvrf`` reference: missing values form classes of their own and are counted,
     values are compared exactly, every row belongs to one class.
 
     Parameters
@@ -136,7 +136,7 @@ def k_anonymity_of(table: pd.DataFrame, names: list, classes: Classes, k: int) -
 
 @dataclass(frozen=True, eq=False)
 class ReidentificationRisk:
-    """Re-identification risk from the class sizes (seed 002).
+    """Re-identification risk from the class sizes.
 
     Attributes
     ----------
@@ -169,7 +169,7 @@ class ReidentificationRisk:
 
 
 def reidentification_risk(table: pd.DataFrame, quasi_identifiers) -> ReidentificationRisk:
-    """The risk that a record is re-identified from its quasi-identifiers (seed 002).
+    """The risk that a record is re-identified from its quasi-identifiers.
 
     Parameters
     ----------
@@ -224,7 +224,7 @@ class LDiversity:
     Attributes
     ----------
     satisfies : bool
-        Frequency-based l-diversity (seed 000, Xiao and Tao 2006): in every class, no sensitive
+        Frequency-based l-diversity (Xiao and Tao 2006): in every class, no sensitive
         value covers more than ``1/l`` of the class.
     satisfies_distinct : bool
         Distinct l-diversity: every class holds at least ``l`` different values.

@@ -150,8 +150,8 @@ def _parser() -> argparse.ArgumentParser:
     anonymize.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
     anonymize.add_argument("--exit-zero", action="store_true", help=EXIT_ZERO_HELP)
     engine = anonymize.add_argument_group(
-        "Dask engine", "run on a Dask cluster over partitioned Parquet (pip install 'relanon[dask]'; see the README, "
-                       "'Running on a cluster')")
+        "Dask engine", "run on a Dask cluster over partitioned Parquet (pip install -e \".[dask]\" from a clone; "
+                       "see docs/guide/dask.md)")
     engine.add_argument("--engine", choices=["local", "dask"], default="local",
                         help="local: one process, the whole database in memory (default); dask: a Dask cluster, "
                              "tables read and written as directories of Parquet parts")

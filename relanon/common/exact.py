@@ -1,4 +1,4 @@
-"""Exact comparison of values, as the release audit needs it (seed 001).
+"""Exact comparison of values, as the release audit needs it (the R ``kanonvrf`` reference).
 
 Two values are one value only when they are stored equal: missing values (None, NaN, NaT, pandas.NA)
 are one value of their own; ``-0.0`` and ``0.0`` are one value, ``0.1 + 0.2`` and ``0.3`` two;

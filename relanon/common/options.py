@@ -9,6 +9,7 @@ given, the closest allowed word when one is close, and the words allowed.
 from __future__ import annotations
 
 import difflib
+import numbers
 from collections.abc import Iterable
 from enum import StrEnum
 
@@ -95,3 +96,58 @@ def check_option(value, allowed: Iterable, name: str) -> str:
     if not isinstance(value, str) or value not in words:
         raise ParameterError(option_message(name, value, words))
     return str(value)
+
+
+def integer_message(name: str, value, minimum=None, maximum=None, context: str = "") -> str:
+    """The message for a number that is not an integer within bounds: the same for every option of relanon.
+
+    Examples
+    --------
+    >>> integer_message("k", 1, 2, 9)
+    'k must be an integer from 2 to 9, got 1'
+    >>> integer_message("l", 1.5, 2, context=" (l-diversity)")
+    'l must be an integer of at least 2 (l-diversity), got 1.5'
+    """
+    if minimum is not None and maximum is not None:
+        bounds = f" from {minimum} to {maximum}"
+    elif minimum is not None:
+        bounds = f" of at least {minimum}"
+    elif maximum is not None:
+        bounds = f" of at most {maximum}"
+    else:
+        bounds = ""
+    return f"{name} must be an integer{bounds}{context}, got {value!r}"
+
+
+def check_integer(value, name: str, minimum=None, maximum=None, context: str = "") -> int:
+    """``value`` as an ``int`` when it is an integer (not a boolean) within ``minimum`` .. ``maximum``.
+
+    Parameters
+    ----------
+    value
+        The value given (a Python or numpy integer).
+    name : str
+        The option's name, as the message shows it.
+    minimum, maximum : int, optional
+        Bounds, both included (None: no bound).
+    context : str
+        Words added after the bounds in the message (what the bound means, what to do).
+
+    Raises
+    ------
+    ParameterError
+        Naming the option, its bounds and the value given.
+
+    Examples
+    --------
+    >>> check_integer(3, "k", minimum=2)
+    3
+    >>> check_integer(True, "k", minimum=2)
+    Traceback (most recent call last):
+    ...
+    relanon.common.errors.ParameterError: k must be an integer of at least 2, got True
+    """
+    if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
+            or (minimum is not None and value < minimum) or (maximum is not None and value > maximum)):
+        raise ParameterError(integer_message(name, value, minimum, maximum, context))
+    return int(value)

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.errors import ParameterError
-from relanon.common.options import Method
+from relanon.common.options import Method, check_integer
 from relanon.schema.model import Schema
 
 FIRST_NAMES = {
@@ -34,9 +34,7 @@ LAST_NAMES = (
 
 
 def checked_seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ParameterError(f"seed must be a non-negative integer, got {seed!r}")
-    return int(seed)
+    return check_integer(seed, "seed", minimum=0)
 
 
 def checked_scale(scale) -> float:

@@ -8,7 +8,7 @@ Five tables, declared in ``schemas/hospital.yaml``::
 The values are realistic enough for the metrics to mean something: BMI rises with age, birth dates
 agree with ages at :data:`REFERENCE_DATE`, a visit's cost follows its duration, the drugs follow the
 reason of the visit, which follows the doctor's specialty, and smokers, older patients and women
-visit more often. It also holds the rare cases that make multi-table risk visible (seed 004):
+visit more often. It also holds the rare cases that make multi-table risk visible (docs/guide/verdict.md):
 
 - one patient (a woman) with about twice as many visits as anyone else: harmless in the patients
   table alone, unique once her number of visits is joined (``TO_TOP_ENRICHED(patients, visits)``);

@@ -1,7 +1,7 @@
 """Batches avatarized on the workers, with their new keys; released tables written part by part.
 
 Each batch of an enriched table is avatarized on its own in the table's shared factor space
-(:func:`relanon.engine.avatar.avatarize` with ``space=``; a table of one batch fits its own, exactly as
+(:func:`relanon.engine.avatar.avatarize_in_run` with the space in its hooks; a table of one batch fits its own, exactly as
 the local engine does), gets its rows' new primary keys (:func:`relanon.multitable.keys.batch_keys`),
 and is written to ``work/avatars/<table>/part.<batch>`` with, beside the avatar's columns, its release
 position ``_pos`` and the table position ``_source`` of the record it comes from (private: it never
@@ -18,11 +18,12 @@ import pandas as pd
 
 from relanon.distributed.read import ROW
 from relanon.distributed.work import folder, read_parts, write
-from relanon.engine.avatar import avatarize
+from relanon.engine.avatar import RunHooks, avatarize_in_run
 from relanon.engine.column_rules import obey_rules
 from relanon.engine.private_values import parent_codes
+from relanon.engine.small_groups import COMBINATION_HOLDERS
 from relanon.multitable.keys import KeyShape, batch_keys
-from relanon.multitable.pipeline import table_rules
+from relanon.multitable.policy import table_rules
 from relanon.schema.model import Table
 from relanon.stores.partitioned import write_part
 
@@ -44,11 +45,11 @@ class BatchJob:
     key_dtype: object
     n_total: int
     source_fks: tuple  # foreign keys whose original value travels with the avatar (original_order links)
-    min_counts: dict | None = None  # the rare-value rule (relanon.multitable.pipeline.min_counts)
+    min_counts: dict | None = None  # the rare-value rule (relanon.multitable.policy.min_counts)
     sensitive: tuple = ()  # columns decoded leaving the column out
     value_counts: dict | None = None  # the whole table's value counts, for the rule (relanon.distributed.rare_values)
     extremes: dict | None = None  # the whole table's min_count-th smallest and largest numbers, likewise
-    small_groups: dict = field(default_factory=dict)  # relanon.multitable.pipeline.small_group_rules
+    small_groups: dict = field(default_factory=dict)  # relanon.multitable.policy.small_group_rules
 
 
 def avatarize_batches(client, job: BatchJob, work, offsets, generators, key_generators) -> list[dict]:
@@ -84,10 +85,13 @@ def _avatarize_batch(job: BatchJob, path, directory, batch: int, offset: int, rn
         pairing = rng.permutation(n)
         avatars = enriched.iloc[pairing].reset_index(drop=True)
     else:
-        result = avatarize(enriched, job.types, k=job.k, ncp=table.anonymize.ncp, weights=job.weights, random_state=rng,
-                           name=table.name, drawn=list(job.drawn), space=job.space, min_counts=job.min_counts,
-                           sensitive=list(job.sensitive), groups=job_groups(job, frame), value_counts=job.value_counts,
-                           extremes=job.extremes, **job.small_groups)
+        rules = dict(job.small_groups)
+        holders = rules.pop("combination_holders", COMBINATION_HOLDERS)
+        hooks = RunHooks(drawn=tuple(job.drawn), space=job.space, groups=job_groups(job, frame),
+                         value_counts=job.value_counts, extremes=job.extremes, **rules)
+        result = avatarize_in_run(enriched, job.types, hooks, k=job.k, ncp=table.anonymize.ncp, weights=job.weights,
+                                  random_state=rng, name=table.name, min_counts=job.min_counts,
+                                  sensitive=list(job.sensitive), combination_holders=holders)
         avatars, pairing, ncp = result.avatars.reset_index(drop=True), np.asarray(result.pairing), result.ncp
         # the rules the batch's original rows obey (found per batch: the whole table is never in one place)
         rules = table_rules(table, frame, job.types)

@@ -7,7 +7,7 @@
    (:func:`relanon.multitable.linking.allocate_counts`) and lays out its *slots* (a parent repeated once per
    child it receives).
 2. *Blocks.* Children and slots are ranked along the cells of a tree fitted on a seeded sample of the
-   children (:mod:`relanon.multitable.blocks`) and cut at the same ranks into blocks of
+   children (:mod:`relanon.multitable.linking.blocks`) and cut at the same ranks into blocks of
    :data:`BLOCK_CHILDREN` children and as many slots; each block is solved on a worker with
    :func:`relanon.multitable.linking.match_linear_sum`, in the small groups and with the repair passes one
    machine uses for the whole link (:func:`relanon.multitable.linking.blocked_settings`): the same work per
@@ -35,7 +35,8 @@ from relanon.distributed.state import Released
 from relanon.distributed.work import folder, gather_rows, parts_of, read_parts, split_rows, write
 from relanon.engine.batches import partition_generator
 from relanon.engine.neighbours import cross_neighbours
-from relanon.multitable import blocks, linking
+from relanon.multitable import linking
+from relanon.multitable.linking import blocks
 from relanon.schema.graph import about_people
 
 BLOCK_CHILDREN = 200_000
@@ -183,7 +184,7 @@ def _parents(batch_path, avatars_path, space, columns, count, k, offset, directo
              bounds=(-np.inf, np.inf)) -> float:
     original, avatars = read_parts([batch_path]), read_parts([avatars_path])
     coords = project(space, avatars, columns)
-    # a number of children few parents have is not released as it is (relanon.multitable.relinking)
+    # a number of children few parents have is not released as it is (relanon.multitable.linking.counts)
     expected = np.clip(avatars[count].to_numpy(dtype=float), *bounds)
     rows = pd.DataFrame({PARENT: np.arange(offset, offset + len(avatars), dtype=np.int64), "expected": expected})
     if space is not None and k is not None and len(original) >= 2:

@@ -1,6 +1,6 @@
 """A Dask cluster to run on: an existing one (its scheduler's address), or a local one started here.
 
-Dask is an optional dependency (``pip install 'relanon[dask]'``): it is imported only by
+Dask is an optional dependency (the ``dask`` extra: ``pip install -e ".[dask]"``): it is imported only by
 :func:`import_distributed`, which names the extra to install when it is missing.
 """
 
@@ -13,6 +13,7 @@ import resource
 import sys
 
 from relanon.common.errors import ParameterError, StorageError
+from relanon.common.options import check_integer
 
 EXTRA = "relanon[dask]"
 CONNECT_SECONDS = 30
@@ -46,8 +47,8 @@ def cluster(scheduler: str | None = None, workers: int | None = None, *, memory_
     if scheduler is not None and workers is not None:
         raise ParameterError("give either a scheduler address (an existing cluster) or a number of workers "
                              "(a local cluster), not both")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise ParameterError(f"the number of workers must be a whole number >= 1, got {workers!r}")
+    if workers is not None:
+        check_integer(workers, "the number of workers", minimum=1)
     if scheduler is not None:
         try:
             client = distributed.Client(scheduler, timeout=CONNECT_SECONDS)

@@ -23,7 +23,7 @@ from relanon.distributed.read import BATCH, ROW, TableInput
 from relanon.distributed.work import folder, gather_rows, split_rows, write
 from relanon.engine.space_statistics import summarize
 from relanon.multitable.keys import key_shape
-from relanon.multitable.pipeline import enrichment_names
+from relanon.multitable.policy import enrichment_names
 from relanon.schema.graph import child_links, parent_links
 from relanon.schema.model import Schema
 

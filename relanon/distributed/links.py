@@ -1,6 +1,6 @@
 """Foreign keys re-created on the cluster: every link of a table to its released parents.
 
-- Both tables in one batch: the local engine's own code (:func:`relanon.multitable.relinking.relink`) runs
+- Both tables in one batch: the local engine's own code (:func:`relanon.multitable.linking.foreign_keys.relink`) runs
   on a worker, with the run's generator: the same links as a local run.
 - ``minimum_distance``: the parents' coordinates in the link's factor space (``d`` numbers per parent)
   go to every worker; each batch of children finds its nearest parents.
@@ -29,7 +29,8 @@ from relanon.distributed.work import folder, gather_rows, parts_of, read_parts, 
 from relanon.engine.batches import partition_generator
 from relanon.engine.factor_space import FactorSpace
 from relanon.engine.neighbours import cross_neighbours
-from relanon.multitable.relinking import relink, settle_counts
+from relanon.multitable.linking.counts import settle_counts
+from relanon.multitable.linking.foreign_keys import relink
 from relanon.multitable.results import TableRelease
 from relanon.schema.graph import Link
 from relanon.schema.model import Schema
@@ -86,7 +87,7 @@ def one_piece(schema: Schema, link: Link, work, child: Released, parent: Release
 
 
 def settle_one_piece(schema: Schema, name: str, work, state: Released, children: list[str], rng) -> int:
-    """The local engine's :func:`~relanon.multitable.relinking.settle_counts` on a table of one batch: its rows
+    """The local engine's :func:`~relanon.multitable.linking.counts.settle_counts` on a table of one batch: its rows
     of drawn numbers of children, on its several ``linear_sum`` child links, brought to their totals together
     and written back to its avatars (which its children's links read). Returns the rows changed."""
     original = {table: read_parts(parts_of(folder(work, "orig", table))).drop(columns=[ROW, BATCH])

@@ -35,20 +35,9 @@ from relanon.distributed.work import folder, parts_of, read_parts, work_folder, 
 from relanon.engine.batches import DEFAULT_BATCH_SIZE, check_batch_size, partition_generator, rows_searched
 from relanon.engine.column_rules import obey_rules, relation_of
 from relanon.engine.space_statistics import distinct_cap
+from relanon.multitable import policy
 from relanon.multitable.keys import merge_key_shapes
-from relanon.multitable.pipeline import (
-    SensitiveChoiceWarning,
-    anchor_on_parents,
-    anchored,
-    deassociated_release,
-    min_counts,
-    resolved_k,
-    sensitive_choices,
-    sensitive_columns,
-    size_problems,
-    small_group_rules,
-    table_seeds,
-)
+from relanon.multitable.linking.anchoring import anchor_on_parents, anchored
 from relanon.multitable.release import release_files
 from relanon.multitable.results import LinkReport
 from relanon.schema.graph import child_links, parent_links, topological_order
@@ -93,12 +82,12 @@ def run(client, schema: Schema, data, out, work, *, batch_size: int | None = Non
     """Anonymize the partitioned database at ``data`` into ``out`` with the workers of ``client``."""
     report = as_progress(progress)
     batch_size = check_batch_size(DEFAULT_BATCH_SIZE if batch_size is None else batch_size)
-    seeds = table_seeds(schema, schema.seed if random_state is None else random_state)
+    seeds = policy.table_seeds(schema, schema.seed if random_state is None else random_state)
     tables = read.locate(schema, data)
     with report.step("read and check the parts") as step:
         read.load(client, schema, tables, work, seeds, batch_size)
         step.detail = f"{sum(t.rows for t in tables.values()):,} rows in {sum(len(t.parts) for t in tables.values())} parts"
-    problems = size_problems(schema, {name: range(t.rows) for name, t in tables.items()})
+    problems = policy.size_problems(schema, {name: range(t.rows) for name, t in tables.items()})
     if problems:
         raise DataError("some tables cannot be anonymized as declared", problems)
     released: dict[str, Released] = {}
@@ -123,9 +112,9 @@ def run(client, schema: Schema, data, out, work, *, batch_size: int | None = Non
         link_reports += _links(client, schema, name, work, tables, released, generators[2], _seed_of(generators[2]),
                                block_size or BLOCK_CHILDREN, report)
         _anchor(client, schema, name, work, released, generators[3], report)
-    sensitive = sensitive_choices(schema, link_reports)
+    sensitive = policy.sensitive_choices(schema, link_reports)
     for message in sensitive:
-        warnings.warn(message, SensitiveChoiceWarning, stacklevel=2)
+        warnings.warn(message, policy.SensitiveChoiceWarning, stacklevel=2)
     result = DistributedResult(
         schema=schema, location=Path(out), tables={n: r.rows for n, r in released.items()}, links=link_reports,
         sensitive_choices=sensitive, releases={n: NoteRelease(r.method, range(r.rows), r.k, r.column_rules) for n, r in released.items()},
@@ -161,12 +150,13 @@ def _avatar_table(client, schema, name, tables, released, work, generators, repo
                               random_state=generators[0].spawn(1)[0], name=name,
                               rows_searched=rows_searched(source.rows, source.n_batches), rng=generators[0])
             step.detail = f"{space.n_components_} axes"
-    k = resolved_k(table, min(sizes)) if spec.types and min(sizes) else None
+    settings = policy.avatar_settings(schema, name, spec.types, min(sizes)) if spec.types and min(sizes) else None
+    k = settings.k if settings else None
     shape = gathered[0]["keys"]
     for other in gathered[1:]:
         shape = merge_key_shapes(shape, other["keys"])
     fks = tuple(link.column for link in parent_links(schema, name) if link.method == "original_order")
-    thresholds = min_counts(schema, name, k, spec.types) if k else None
+    thresholds = settings.min_counts if settings else None
     facts = TableFacts({}, {})
     if many and thresholds and any(t > 1 for t in thresholds.values()):
         # rare within a batch is not rare in the table: the rule counts values in the whole table
@@ -180,8 +170,8 @@ def _avatar_table(client, schema, name, tables, released, work, generators, repo
                       "in one batch (--batch-size), to apply it", UserWarning, stacklevel=2)
     job = batches_out.BatchJob(table, spec.types, spec.weights, k, tuple(spec.counts), space, shape,
                                source.dtypes[table.primary_key], source.rows, fks, thresholds,
-                               tuple(sensitive_columns(schema, name, spec.types)), facts.value_counts or None,
-                               facts.extremes or None, small_group_rules(schema, name))
+                               tuple(policy.sensitive_columns(schema, name, spec.types)), facts.value_counts or None,
+                               facts.extremes or None, policy.small_group_rules(schema, name))
     if many:
         avatar_rngs = [partition_generator(_seed_of(generators[0]), "avatars", b) for b in range(source.n_batches)]
         key_rngs = [partition_generator(_seed_of(generators[1]), "keys", b) for b in range(source.n_batches)]
@@ -252,7 +242,7 @@ def _deassociated(client, schema, name, source, work, rng, columns, batch_size, 
 
 def _deassociate_task(table, orig_dir, directory, rng):
     frame = read_parts(parts_of(orig_dir)).drop(columns=[read.ROW, read.BATCH])
-    release = deassociated_release(table, frame, rng)
+    release = policy.deassociated_release(table, frame, rng)
     out = release.frame.copy()
     out[batches_out.POS] = np.arange(len(out))
     out[batches_out.SOURCE] = release.original_position
@@ -304,7 +294,7 @@ def _distributed_link(client, schema, link, work, child, parent, rng, seed, bloc
 
 def _foreign_key_dtype(source: read.TableInput, parent: read.TableInput, parent_key: str, column: str,
                        linked: int) -> str:
-    """As :func:`relanon.multitable.relinking.relink` decides it: integer parent keys give ``int64``, or
+    """As :func:`relanon.multitable.linking.foreign_keys.relink` decides it: integer parent keys give ``int64``, or
     ``Int64`` when some child has no parent; text keys keep the original foreign key's dtype."""
     original = source.dtypes[column]
     if parent.dtypes[parent_key] in ("int64", "Int64"):
@@ -315,7 +305,7 @@ def _foreign_key_dtype(source: read.TableInput, parent: read.TableInput, parent_
 
 def _settle(client, schema, name, work, released, rng, report) -> None:
     """A table of one batch with several ``linear_sum`` child links has its rows of drawn counts settled
-    together, as the local engine's (:func:`relanon.multitable.relinking.settle_counts`); a table of several
+    together, as the local engine's (:func:`relanon.multitable.linking.counts.settle_counts`); a table of several
     batches keeps each link's counts, corrected apart by the links."""
     state = released[name]
     children = [link.child for link in child_links(schema, name) if link.method == "linear_sum"]

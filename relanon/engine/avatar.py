@@ -1,4 +1,4 @@
-"""Avatarization of one table (DESIGN section 2).
+"""Avatarization of one table (docs/method.md, "One table").
 
 Each record is replaced by an *avatar*: a random, local mix of its ``k`` nearest other records in
 the factor space of the table. Its numbers are weighted means of the neighbours' numbers; its
@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from relanon.common.errors import ParameterError
-from relanon.engine.columns import NUMERIC_KINDS, check_columns_present, column_types, numeric_values, restore_numeric
+from relanon.common.options import check_integer
+from relanon.engine.avatar_neighbours import missing_pattern, neighbour_weights, pattern_neighbours
+from relanon.engine.avatar_numbers import finished_numbers, numeric_avatar, spread_like_group, stretched_numbers
+from relanon.engine.columns import NUMERIC_KINDS, check_columns_present, column_types, numeric_values
 from relanon.engine.factor_space import FactorSpace
-from relanon.engine.mixing import mixed_numbers, restored_spread
-from relanon.engine.neighbours import Neighbours, cross_neighbours, self_neighbours
 from relanon.engine.private_values import (
     among_eligible,
     bound_extremes,
@@ -33,22 +36,18 @@ from relanon.engine.private_values import (
 from relanon.engine.small_groups import (
     COMBINATION_HOLDERS,
     TUPLE_RULE_BIAS,
-    Shifts,
     column_families,
     counted_columns,
     family_donors,
     ordered_columns,
     rare_combination_records,
-    shifted,
     small_group_shifts,
 )
-from relanon.schema import vocabulary
+from relanon.schema.options import default, option
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_K = vocabulary.DEFAULT_K["avatar"]
-# Added to neighbour distances so that exact duplicates (distance 0) get a large, finite weight.
-DISTANCE_EPSILON = 1e-9
+DEFAULT_K = default("anonymize", "k", "avatar")
 MIN_ROWS = 3
 
 
@@ -78,11 +77,69 @@ class AvatarResult(_Avatars):
         return result
 
 
+@dataclass(frozen=True)
+class RunHooks:
+    """What a multi-table or batched run gives the avatar method besides the user's options
+    (:func:`avatarize_in_run`); the defaults are those of a table avatarized on its own (:func:`avatarize`).
+
+    Attributes
+    ----------
+    drawn : tuple of str
+        Numeric columns whose avatar value is that of the drawn neighbour ``J_i``, as for
+        categoricals, instead of the weighted mean: the column keeps its distribution (its tails
+        included). The multi-table run uses it for the number of children of each row, whose
+        distribution the ``linear_sum`` link is meant to keep.
+    space : FactorSpace, optional
+        A space already fitted on the whole table, of which the table given is a batch of rows (the batch
+        engine, :mod:`relanon.engine.batches`, fits it once from all the partitions): the rows are
+        projected in it, and neighbours searched among them, instead of fitting a space on the batch.
+        Its column statistics (ranges, small sets of values) then hold for the avatars too.
+    groups : array of int, shape (n_rows, n_parents), optional
+        Each row's parents (codes, -1 for none): a sensitive value never comes from a row of the
+        same parent.
+    value_counts : Mapping[str, pandas.Series], optional
+        For the rare-value rule when the table is a batch of a larger table: per categorical-like
+        column, the number of records of the *whole* table holding each value (missing counted as a
+        value, under a missing key; a value absent counts 0). A value is then frequent when the table
+        holds it ``min_count`` times, whatever the batch holds. Other columns are counted in the batch.
+    extremes : Mapping[str, tuple], optional
+        Likewise, per numeric column, the ``min_count``-th smallest and largest present values of the
+        whole table (:func:`relanon.engine.private_values.extreme_bounds`): the column's avatars are
+        kept between them. Other columns are bounded by the batch's own values.
+    small_groups : bool, default True
+        With the rare-value rule: each avatar's numbers get a random shift of its group's spread (except
+        numbers bound by an order to another column, such as a span's first and last years), and a tuple
+        of categorical values (or a pair of them) held by fewer than ``combination_holders`` records is
+        never drawn, counting the columns :func:`~relanon.engine.small_groups.counted_columns` chooses (those
+        left out come from other neighbours; :mod:`relanon.engine.small_groups`). The multi-table run
+        turns it on for the individual tables (people), whose records the attacks single out, and off below
+        them (a visit's cost keeps its relation with the doctor's specialty). A batch of a larger table
+        (``value_counts`` given) is shifted within the batch and skips the tuple rule (its combinations would be
+        counted in the batch).
+    shift_numbers : bool, default True
+        With ``small_groups``: whether the numbers are shifted (the tuple rule applies either way). The
+        multi-table run turns it off for a table whose children are anchored to it (``anchor: true``):
+        a shifted person is a point no record is near, and her children, re-drawn from the children of
+        the persons nearest to her, would not fit her span.
+    restore_spread : bool, default True
+        Give the mixed numbers back the spread the convex mix takes from them
+        (:func:`relanon.engine.avatar_numbers.stretched_numbers`), except in the columns shifted like their
+        small group; False keeps the plain mix (to measure what the stretch does).
+    """
+
+    drawn: tuple[str, ...] = ()
+    space: FactorSpace | None = None
+    groups: np.ndarray | None = None
+    value_counts: Mapping | None = None
+    extremes: Mapping | None = None
+    small_groups: bool = True
+    shift_numbers: bool = True
+    restore_spread: bool = True
+
+
 def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | str | None = None, weights=None,
-              random_state=None, name: str = "table", drawn=(), space: FactorSpace | None = None, min_counts=None,
-              sensitive=(), groups=None, value_counts=None, extremes=None, small_groups: bool = True,
-              shift_numbers: bool = True, combination_holders: int = COMBINATION_HOLDERS,
-              restore_spread: bool = True) -> AvatarResult:
+              random_state=None, name: str = "table", min_counts=None, sensitive=(),
+              combination_holders: int = COMBINATION_HOLDERS) -> AvatarResult:
     """Replace every record of ``table`` by an avatar (Guillaudeux et al., 2023).
 
     1. The columns are projected in a :class:`~relanon.engine.factor_space.FactorSpace` fitted on the table
@@ -97,11 +154,14 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
        value of that set), missing where ``J_i``'s value is missing. Its categorical and boolean
        values, and the numbers of columns with few distinct values, are those of ``J_i``: each
        column's modality mass ``sum_j w_ij 1[x_jc = m]`` holds in expectation and every
-       combination is one ``J_i`` carries. With the tuple rule (``small_groups``), the columns it
+       combination is one ``J_i`` carries. With the tuple rule (:mod:`relanon.engine.small_groups`), the columns it
        leaves out are taken a family at a time (a city with its state) from other neighbours, drawn
        with the same weights among those whose values form with the avatar's pairs that
        ``combination_holders`` records hold, and a tuple no record or at least that many hold
        (:func:`relanon.engine.small_groups.family_donors`; ``J_i`` when none does).
+
+    A table avatarized on its own takes the tuple rule and the shifts of small groups wherever
+    ``min_counts`` sets counts above 1 (:class:`RunHooks`: the multi-table run chooses them per table).
 
     Parameters
     ----------
@@ -120,16 +180,6 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
         The seed; the same seed gives byte-identical avatars and pairing.
     name : str
         The table's name, used in error messages.
-    drawn : collection of str, optional
-        Numeric columns whose avatar value is that of the drawn neighbour ``J_i``, as for
-        categoricals, instead of the weighted mean: the column keeps its distribution (its tails
-        included). The multi-table run uses it for the number of children of each row, whose
-        distribution the ``linear_sum`` link is meant to keep.
-    space : FactorSpace, optional
-        A space already fitted on the whole table, of which ``table`` is a batch of rows (the batch
-        engine, :mod:`relanon.engine.batches`, fits it once from all the partitions): the rows are
-        projected in it, and neighbours searched among them, instead of fitting a space on ``table``.
-        Its column statistics (ranges, small sets of values) then hold for the avatars too.
     min_counts : int or Mapping[str, int], optional
         The rare-value rule (:mod:`relanon.engine.private_values`): a value held by fewer records
         than its column's count never reaches an avatar verbatim. One number for every column, or
@@ -139,44 +189,11 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
         Columns decoded *leaving the column out*: their values come from a donor, a look-alike of
         the drawn neighbour ``J_i`` found without them, never from a record this avatar is one of
         the closest released rows to (:func:`relanon.engine.private_values.sensitive_donors`).
-    groups : array of int, shape (n_rows, n_parents), optional
-        Each row's parents (codes, -1 for none): a sensitive value never comes from a row of the
-        same parent.
-    value_counts : Mapping[str, pandas.Series], optional
-        For the rare-value rule when ``table`` is a batch of a larger table: per categorical-like
-        column, the number of records of the *whole* table holding each value (missing counted as a
-        value, under a missing key; a value absent counts 0). A value is then frequent when the table
-        holds it ``min_count`` times, whatever the batch holds. Other columns are counted in ``table``.
-    extremes : Mapping[str, tuple], optional
-        Likewise, per numeric column, the ``min_count``-th smallest and largest present values of the
-        whole table (:func:`relanon.engine.private_values.extreme_bounds`): the column's avatars are
-        kept between them. Other columns are bounded by ``table``'s own values.
-    small_groups : bool, default True
-        With the rare-value rule: each avatar's numbers get a random shift of its group's spread (except
-        numbers bound by an order to another column, such as a span's first and last years), and a tuple
-        of categorical values (or a pair of them) held by fewer than ``combination_holders`` records is
-        never drawn, counting the columns :func:`~relanon.engine.small_groups.counted_columns` chooses (those
-        left out come from other neighbours, see 3.; :mod:`relanon.engine.small_groups`). The multi-table run
-        turns it on for the individual tables (people), whose records the attacks single out, and off below
-        them (a visit's cost keeps its relation with the doctor's specialty). A batch of a larger table
-        (``value_counts`` given) is shifted within the batch and skips the tuple rule (its combinations would be
-        counted in the batch).
-    shift_numbers : bool, default True
-        With ``small_groups``: whether the numbers are shifted (the tuple rule applies either way). The
-        multi-table run turns it off for a table whose children are anchored to it (``anchor: true``):
-        a shifted person is a point no record is near, and her children, re-drawn from the children of
-        the persons nearest to her, no longer fit her span.
     combination_holders : int, default 2
-        With ``small_groups``: the fewest records that must hold an avatar's tuple of categorical values
+        With the rare-value rule: the fewest records that must hold an avatar's tuple of categorical values
         (those whose ``min_count`` is above 1), and each pair of them, for the tuple to be drawn (the
         schema's ``anonymize.combination_min_count``). More lowers singling out by rare combinations and
         turns more of them down.
-
-    restore_spread : bool, default True
-        Give the mixed numbers back the spread the convex mix takes from them
-        (:func:`relanon.engine.mixing.restored_spread`): each avatar's numbers are moved away from its
-        neighbourhood's mean by one factor for the whole row, except in the columns shifted like their small
-        group and in a row where that would reverse an order between two columns. False keeps the plain mix.
 
     Returns
     -------
@@ -200,6 +217,28 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     >>> avatars.shape, avatars.dtypes.tolist() == people.dtypes.tolist(), sorted(pairing.tolist())[:3]
     ((50, 2), True, [0, 1, 2])
     """
+    return _avatarize(table, columns, RunHooks(), k=k, ncp=ncp, weights=weights, random_state=random_state,
+                      name=name, min_counts=min_counts, sensitive=sensitive, combination_holders=combination_holders)
+
+
+def avatarize_in_run(table: pd.DataFrame, columns, hooks: RunHooks, *, k: int = DEFAULT_K,
+                     ncp: int | str | None = None, weights=None, random_state=None, name: str = "table",
+                     min_counts=None, sensitive=(), combination_holders: int = COMBINATION_HOLDERS) -> AvatarResult:
+    """:func:`avatarize` with what a multi-table or batched run adds (``hooks``, see :class:`RunHooks`).
+
+    The other parameters are :func:`avatarize`'s; the avatars are :func:`avatarize`'s when ``hooks`` is
+    ``RunHooks()``.
+    """
+    return _avatarize(table, columns, hooks, k=k, ncp=ncp, weights=weights, random_state=random_state, name=name,
+                      min_counts=min_counts, sensitive=sensitive, combination_holders=combination_holders)
+
+
+def _avatarize(table: pd.DataFrame, columns, hooks: RunHooks, *, k, ncp, weights, random_state, name, min_counts,
+               sensitive, combination_holders) -> AvatarResult:
+    # one level below both entries, so that the warnings' stacklevel names the caller of either
+    drawn, space, groups = hooks.drawn, hooks.space, hooks.groups
+    value_counts, extremes = hooks.value_counts, hooks.extremes
+    small_groups, shift_numbers = hooks.small_groups, hooks.shift_numbers
     types, column_weights = column_types(columns, weights)
     if not types:
         raise ParameterError(f"table {name!r}: no column to avatarize (all are dropped or none declared)")
@@ -265,14 +304,14 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
     spread = _spread_columns(table, types, space, released, drawn, name) if shift_numbers else []
     shifts = (small_group_shifts(table, [c for c in kept if c in released and c not in sensitive], chosen,
                                  shift_rng, taken=taken) if spread else None)
-    # the other mixed numbers get back the spread the convex mix takes from them (mixing.restored_spread)
-    stretched = (_stretched_numbers(table, types, space, drawn, spread, neighbours.indices, weights_, chosen, name)
-                 if restore_spread else {})
+    # the other mixed numbers get back the spread the convex mix takes from them
+    stretched = (stretched_numbers(table, types, space, drawn, spread, neighbours.indices, weights_, chosen, name)
+                 if hooks.restore_spread else {})
     out = {}
     for column in (c for c in table.columns if c in types):
         stats = space.statistics_[column]
         if types[column] in NUMERIC_KINDS and column not in drawn and not stats.categorical_like:
-            out[column] = _numeric_avatar(table[column], neighbours.indices, weights_, chosen, stats, name,
+            out[column] = numeric_avatar(table[column], neighbours.indices, weights_, chosen, stats, name,
                                           shifts if column in spread else None, stretched.get(column))
             if thresholds:
                 out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
@@ -335,12 +374,12 @@ def _rare_values_missing(table, out, categorical, thresholds, value_counts, unre
                       f"{'; '.join(notes)}. Coarsen such a column (a region instead of a town, a year instead of a "
                       "date), drop it (a free text, an identifier), or, if values that few people share may be "
                       "published, set its min_count lower in the schema",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=4)
     if kept:
         warnings.warn(f"table {name!r}: every record held a value that fewer than min_count records hold, and the "
                       f"counts were lowered: values that fewer hold are released in {'; '.join(kept)}, whole-number or "
                       "yes/no columns without missing values. Coarsen or drop such a column, or lower its min_count "
-                      "in the schema knowingly", UserWarning, stacklevel=3)
+                      "in the schema knowingly", UserWarning, stacklevel=4)
     return cleaned
 
 
@@ -362,7 +401,7 @@ def _tuple_rule(table, columns, frequent: np.ndarray, holders: int, name: str) -
                       "taken from other neighbours than the rest, where some neighbour's values form pairs that "
                       "several records hold, and otherwise from the drawn one: fewer or coarser categories (a "
                       "region, a year) keep them in the rule; relanon assess measures what is left",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=4)
     return frequent & ~rare_combination_records(table, counted, holders), left
 
 
@@ -399,8 +438,8 @@ def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thres
         else:
             mean = found.numbers[column]
             if column in spread:
-                mean = _spread_like_group(numbers[column], mean, shifts)
-            out[column] = _finished(mean, np.isnan(numbers[column][found.pulled]), space.statistics_[column])
+                mean = spread_like_group(numbers[column], mean, shifts)
+            out[column] = finished_numbers(mean, np.isnan(numbers[column][found.pulled]), space.statistics_[column])
             if thresholds:
                 out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
     return out
@@ -416,94 +455,6 @@ def _table_facts(value_counts, extremes, types, name: str) -> tuple[dict, dict]:
     return value_counts, extremes
 
 
-def neighbour_weights(distances: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """The avatar weights ``w_ij`` of DESIGN 2.4, rows summing to 1.
-
-    ``P_ij = 1 / (d_ij + eps) * E_ij * 2 ** -r_ij`` with ``E_ij ~ Exp(1)`` and ``r_i`` a random
-    permutation of ``1..k``; ``w_ij = P_ij / sum_j P_ij``.
-
-    Examples
-    --------
-    >>> w = neighbour_weights(np.array([[0.5, 1.0, 2.0]]), np.random.default_rng(0))
-    >>> w.shape, bool(np.isclose(w.sum(), 1.0))
-    ((1, 3), True)
-    """
-    n, k = distances.shape
-    contributions = rng.exponential(1.0, size=(n, k))
-    ranks = rng.permuted(np.tile(np.arange(1, k + 1, dtype=np.float64), (n, 1)), axis=1)
-    raw = contributions * np.exp2(-ranks) / (distances + DISTANCE_EPSILON)
-    return raw / raw.sum(axis=1, keepdims=True)
-
-
-def missing_pattern(table: pd.DataFrame, types) -> np.ndarray:
-    """Which of the columns holding missing values are missing, per row: shape (n, such columns)."""
-    patterns = [table[c].isna().to_numpy() for c in types if table[c].isna().any()]
-    return np.column_stack(patterns) if patterns else np.zeros((len(table), 0), dtype=bool)
-
-
-def pattern_neighbours(coords: np.ndarray, pattern: np.ndarray, k: int) -> Neighbours:
-    """The ``k`` nearest other records, those with the record's pattern of missing values first.
-
-    Why: a record with a missing value sits apart in the factor space (its missing-value indicator
-    is a rare modality, its value imputed), among fewer records than a complete one. Searched
-    among all records, the k nearest of an incomplete record include complete ones while complete
-    records almost never pick incomplete ones: incomplete records are chosen less often as
-    neighbours (in-weight 0.66 against 1.04 for the demo's patients) and the avatars lose missing
-    values (10 % of BMI missing became 7.7 %). Searched first among the records sharing its
-    pattern, every record draws its neighbours from its own group, whose members are then chosen
-    k times each on average: each column's missing share, and which columns are missing together,
-    are kept in expectation. A pattern held by k records or fewer takes the rest of its neighbours
-    from the patterns that differ in the fewest columns.
-
-    Each pattern held by more than k records is searched on its own, in the factor space; the
-    records of rarer patterns are searched among all records with the pattern appended to the
-    coordinates, scaled beyond the diameter of the point cloud so that one pattern difference
-    outweighs any distance in the factor space. The distances returned, which set the avatar
-    weights, are those in the factor space alone.
-
-    Examples
-    --------
-    >>> coords = np.array([[0.0], [0.1], [5.0], [5.1], [0.2]])
-    >>> pattern = np.array([[False], [True], [False], [True], [True]])
-    >>> pattern_neighbours(coords, pattern, 1).indices[:, 0].tolist()
-    [2, 4, 0, 4, 1]
-    """
-    coords = np.asarray(coords, dtype=np.float64)
-    if pattern.shape[1] == 0:
-        return self_neighbours(coords, k)
-    n = len(coords)
-    group = _pattern_codes(pattern)
-    order = np.argsort(group, kind="stable")
-    starts = np.flatnonzero(np.diff(group[order], prepend=-1))
-    sizes_sorted = np.diff(np.append(starts, n))
-    sizes = np.empty(n, dtype=np.int64)
-    distances, indices = np.empty((n, k)), np.empty((n, k), dtype=np.int64)
-    for start, size in zip(starts, sizes_sorted, strict=True):
-        rows = order[start:start + size]  # increasing positions: the stable sort keeps the table's order
-        sizes[rows] = size
-        if size > k:
-            found = self_neighbours(coords[rows], k)
-            distances[rows], indices[rows] = found.distances, rows[found.indices]
-    rare = np.flatnonzero(sizes <= k)
-    if rare.size:
-        scale = 2.0 * float(np.sqrt(np.einsum("ij,ij->i", coords, coords).max(initial=0.0))) + 1.0
-        search = np.hstack([coords, scale * pattern])
-        found = cross_neighbours(search, search[rare], k + 1)
-        is_self = found.indices == rare[:, None]
-        is_self[~is_self.any(axis=1), k] = True  # the record itself beyond k + 1 duplicates: drop the farthest
-        chosen = found.indices[~is_self].reshape(len(rare), k)
-        differences = coords[rare][:, None, :] - coords[chosen]
-        distances[rare], indices[rare] = np.sqrt(np.einsum("ijk,ijk->ij", differences, differences)), chosen
-    return Neighbours(distances, indices)
-
-
-def _pattern_codes(pattern: np.ndarray) -> np.ndarray:
-    """One integer per distinct row of a boolean matrix (its bits, or a rank beyond 62 columns)."""
-    if pattern.shape[1] <= 62:
-        return pattern.astype(np.int64) @ (np.int64(1) << np.arange(pattern.shape[1], dtype=np.int64))
-    return np.unique(pattern, axis=0, return_inverse=True)[1].reshape(-1)
-
-
 def _check_k(k, n: int, name: str) -> None:
     if n < MIN_ROWS:
         raise ParameterError(
@@ -511,65 +462,8 @@ def _check_k(k, n: int, name: str) -> None:
             f"least {MIN_ROWS}: each avatar mixes k >= 2 other records). If the table holds no personal data, "
             "release it as is with `anonymize: {method: keep}`"
         )
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 2 <= k < n:
-        raise ParameterError(
-            f"table {name!r} has {n} rows: k must be an integer from 2 to {n - 1} (the number of rows minus "
-            f"one), got k={k!r}; the largest k allowed is {n - 1}"
-        )
-
-
-def _draw(indices: np.ndarray, cumulative: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One neighbour per row, drawn with the rows' weights (``cumulative`` holds their running sums)."""
-    u = rng.random(len(indices))
-    picked = np.minimum((cumulative < u[:, None]).sum(axis=1), indices.shape[1] - 1)
-    return indices[np.arange(len(indices)), picked]
-
-
-def _stretched_numbers(table, types, space, drawn, spread, indices, weights, chosen, name: str) -> dict:
-    """Column -> mixed numbers given back their spread (:func:`relanon.engine.mixing.restored_spread`), for the
-    mixed numeric columns that are not shifted like their small group (``spread``, already as wide as it). A row
-    where the stretch would reverse an order that every original record obeys between two of them (a birth date
-    before a visit date, broadcast from the parent) keeps its plain mix in those columns, which keeps the order."""
-    columns = [c for c in types if types[c] in NUMERIC_KINDS and c not in drawn and c not in spread
-               and not space.statistics_[c].categorical_like]
-    values = {c: numeric_values(table[c], space.statistics_[c].kind, table=name) for c in columns}
-    plain = {c: mixed_numbers(values[c], indices, weights, values[c][chosen]) for c in columns}
-    out = {c: restored_spread(plain[c], values[c], indices, weights, space.statistics_[c].low,
-                              space.statistics_[c].high) for c in columns}
-    ordered = sorted(ordered_columns(values)) if len(columns) > 1 else []
-    for a in ordered:
-        for b in ordered:
-            with np.errstate(invalid="ignore"):
-                if a == b or (values[a] > values[b]).any():
-                    continue
-                reversed_ = out[a] > out[b]
-            if reversed_.any():
-                for column in (a, b):
-                    out[column] = np.where(reversed_, plain[column], out[column])
-    return out
-
-
-def _numeric_avatar(series, indices, weights, chosen, stats, table, shifts: Shifts | None = None,
-                    stretched: np.ndarray | None = None) -> pd.Series:
-    """Weighted mean of the neighbours' present values moved half-way to the drawn neighbour's value,
-    on the column's support; missing where the drawn neighbour's value is; with ``shifts``, shifted like
-    the avatar's small group (:mod:`relanon.engine.small_groups`).
-
-    The weighted mean alone shrinks the column's spread (standard deviations 0.56 to 0.70 of the
-    original's on the demo's hospital beds, doctors' ages and visit dates): a mean of ``k`` values
-    lies towards their middle. ``(1 - SPREAD) * mean + SPREAD * x_J``, with ``J`` the neighbour whose
-    categories the avatar carries, is still a mix of the neighbours with weights summing to 1 (so the
-    value stays within theirs), the same mix for every column of the row (so a linear rule that every
-    original row obeys, ``start <= end``, still holds), and on average over the draw of ``J`` the same
-    as the weighted mean; but it keeps more of the spread (0.78 for the demo's doctors' ages and visit
-    dates at ``SPREAD = 0.5``) and ties the numbers to the categories they come with. ``stretched``, when
-    given, replaces that mix: the same given back its spread (:func:`_stretched_numbers`).
-    """
-    values = numeric_values(series, stats.kind, table=table)
-    mean = mixed_numbers(values, indices, weights, values[chosen]) if stretched is None else stretched
-    if shifts is not None:
-        mean = _spread_like_group(values, mean, shifts)
-    return _finished(mean, np.isnan(values[chosen]), stats)
+    check_integer(k, f"table {name!r} has {n} rows: k", option("anonymize", "k").lowest("avatar"), n - 1,
+                  context=" (the number of rows minus one)")
 
 
 def _spread_columns(table: pd.DataFrame, types: dict, space: FactorSpace, released, drawn, name: str) -> list:
@@ -585,36 +479,8 @@ def _spread_columns(table: pd.DataFrame, types: dict, space: FactorSpace, releas
     return [c for c in candidates if c not in ordered]
 
 
-def _spread_like_group(values: np.ndarray, mean: np.ndarray, shifts: Shifts) -> np.ndarray:
-    """Mixed numbers with their small group's shifts (:mod:`relanon.engine.small_groups`), the moved ones
-    kept within the column's range (the others stay between their neighbours' values)."""
-    mean, moved = shifted(values, mean, shifts)
-    present = values[~np.isnan(values)]
-    if len(present):
-        with np.errstate(invalid="ignore"):
-            mean = np.where(moved, np.clip(mean, present.min(), present.max()), mean)
-    return mean
-
-
-def _finished(mean: np.ndarray, missing: np.ndarray, stats) -> pd.Series:
-    """Mixed numbers put on the column's support and back in its type, missing where ``missing``."""
-    if stats.support is not None:
-        mean = nearest_value(mean, stats.support)
-    return restore_numeric(mean, missing, stats)
-
-
-def nearest_value(values: np.ndarray, support: np.ndarray) -> np.ndarray:
-    """Each value replaced by the nearest value of the sorted ``support`` (the lower one on a tie).
-
-    Examples
-    --------
-    >>> nearest_value(np.array([12.0, 16.0, 34.0, np.nan]), np.array([10.0, 20.0, 50.0])).tolist()
-    [10.0, 20.0, 20.0, nan]
-    """
-    out = np.full(values.shape, np.nan)
-    present = ~np.isnan(values)
-    x = values[present]
-    upper = np.clip(np.searchsorted(support, x, side="left"), 0, len(support) - 1)
-    lower = np.clip(upper - 1, 0, len(support) - 1)
-    out[present] = np.where(np.abs(x - support[lower]) <= np.abs(support[upper] - x), support[lower], support[upper])
-    return out
+def _draw(indices: np.ndarray, cumulative: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One neighbour per row, drawn with the rows' weights (``cumulative`` holds their running sums)."""
+    u = rng.random(len(indices))
+    picked = np.minimum((cumulative < u[:, None]).sum(axis=1), indices.shape[1] - 1)
+    return indices[np.arange(len(indices)), picked]

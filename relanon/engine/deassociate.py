@@ -1,4 +1,4 @@
-"""De-associative methods: anatomization and bucketization (seed 000).
+"""De-associative methods: anatomization and bucketization (Xiao and Tao 2006).
 
 They break the link between a person's quasi-identifiers and their sensitive values without
 changing any value:
@@ -14,7 +14,6 @@ changing any value:
 from __future__ import annotations
 
 import heapq
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +21,8 @@ import pandas as pd
 
 from relanon.common.errors import DataError, ParameterError, Problem, format_examples
 from relanon.common.exact import exact_codes, uncomparable_reason
+from relanon.common.options import check_integer
+from relanon.schema.options import default, option
 from relanon.schema.shapes import BUCKET_COLUMN, COUNT_COLUMN, GROUP_COLUMN
 
 
@@ -68,7 +69,7 @@ class Anatomy:
 def anatomize(
     table: pd.DataFrame,
     sensitive: str,
-    l: int = 2,  # noqa: E741
+    l: int = default("anonymize", "l"),  # noqa: E741
     key: str | None = None,
     random_state=None,
     *,
@@ -78,7 +79,7 @@ def anatomize(
 ) -> Anatomy:
     """Split ``table`` into a quasi-identifier table and a sensitive table, l-diverse per group.
 
-    The algorithm of seed 000 (Xiao and Tao 2006):
+    The algorithm of Xiao and Tao (2006):
 
     1. one bucket per sensitive value (a missing value is a value of its own);
     2. eligibility: no bucket may hold more than ``n / l`` records; otherwise the too frequent values
@@ -128,7 +129,7 @@ def anatomize(
     >>> result.sensitive_table["count"].tolist()
     [1, 1, 1, 1]
     """
-    l = _integer(l, "l", minimum=2)  # noqa: E741
+    l = check_integer(l, "l", option("anonymize", "l").lowest("anatomize"))  # noqa: E741
     _check_anatomy_arguments(table, sensitive, key, group_column, count_column)
     values = table[sensitive]
     buckets, n_buckets = exact_codes(values, sort=True)  # bucket number = rank of its value
@@ -319,14 +320,14 @@ def bucketize(
     table: pd.DataFrame,
     quasi_identifiers,
     sensitive,
-    k: int = 5,
+    k: int = default("anonymize", "k", "bucketize"),
     random_state=None,
     *,
     bucket_column: str = BUCKET_COLUMN,
 ) -> pd.DataFrame:
     """Shuffle the sensitive values within buckets of at least ``k`` records close on the quasi-identifiers.
 
-    The three steps of seed 000: the records are sorted on the quasi-identifiers (in the order
+    The three steps of bucketization: the records are sorted on the quasi-identifiers (in the order
     given; missing values last; ties in random order) and cut into ``n // k`` consecutive buckets of
     ``k`` or a few more records (generalization); the quasi-identifiers keep their original values;
     the sensitive values are permuted at random within each bucket. Several sensitive columns move
@@ -357,7 +358,7 @@ def bucketize(
     >>> sorted(out["income"][:2]), sorted(out["income"][2:])
     ([10, 20], [30, 40])
     """
-    k = _integer(k, "k", minimum=1)
+    k = check_integer(k, "k", option("anonymize", "k").lowest("bucketize"))
     quasi = _names(quasi_identifiers, "quasi_identifiers")
     secret = _names(sensitive, "sensitive")
     _check_bucketize_arguments(table, quasi, secret, k, bucket_column)
@@ -411,7 +412,3 @@ def _names(value, what: str) -> list[str]:
     return names
 
 
-def _integer(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ParameterError(f"{name} must be an integer of at least {minimum}, got {value!r}")
-    return int(value)

@@ -1,7 +1,7 @@
 """The factor space: a FAMD projection of a mixed table that keeps no rows.
 
 Every released column is *coded* into numbers, then the coded table is projected on its principal
-axes (DESIGN section 2.1-2.2):
+axes (docs/method.md, "Encoding" and "Projection"):
 
 - continuous, integer and datetime columns (datetimes as seconds since the epoch, UTC) are
   standardized with the mean and the population standard deviation frozen at fit;

@@ -1,4 +1,4 @@
-"""The numbers of an avatar: a weighted mean of records' values moved towards one of them (DESIGN 2.4).
+"""The numbers of an avatar: a weighted mean of records' values moved towards one of them (docs/method.md, "Decoding").
 
 Shared by the avatar decoding (:mod:`relanon.engine.avatar`: the neighbours, moved towards the drawn
 neighbour) and the decoding of sensitive numbers (:mod:`relanon.engine.private_values`: look-alikes,
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-# Share of the way from the weighted mean to the value moved towards (see avatar._numeric_avatar).
+# Share of the way from the weighted mean to the value moved towards (see avatar_numbers.numeric_avatar).
 SPREAD = 0.5
 # Largest factor by which :func:`restored_spread` stretches a mix away from its neighbourhood's mean.
 MAX_STRETCH = 3.0

@@ -1,7 +1,7 @@
 """Values an avatar must not carry as they are: rare values, and its people's own sensitive values.
 
 Two rules of the avatar decoding (:func:`relanon.engine.avatar.avatarize`), both measured by the
-attacks of ``relanon assess`` (README, Privacy attacks):
+attacks of ``relanon assess`` (docs/guide/attacks.md; the method in docs/method.md):
 
 - **Rare values.** A value held by fewer than ``min_count`` records of the table never reaches the
   release verbatim. The categorical-like part of an avatar is that of one neighbour drawn with the

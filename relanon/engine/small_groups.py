@@ -38,21 +38,22 @@ import pandas as pd
 
 from relanon.common.binning import hellinger
 from relanon.engine.private_values import extended_keys, tuple_codes, value_codes
+from relanon.schema.options import default
 
 # The shift's standard deviation, in standard deviations of the group: a difference of two members
 # has twice the group's variance, so ``z`` has variance ``SHIFT_SCALE ** 2 / 2``.
 SHIFT_SCALE = 1.0
 # Fewest records that must hold the whole tuple of an avatar's categorical values, and each pair of
-# them, for the tuple to be released.
-COMBINATION_HOLDERS = 2
+# them, for the tuple to be released (the schema's anonymize.combination_min_count by default).
+COMBINATION_HOLDERS = default("anonymize", "combination_min_count")
 # The tuple rule keeps a column out of its count when counting it would leave fewer than this share of the
 # records that the rule of rare values allows to give their categories, or would bend the shares of the other
 # counted columns among those left by more than TUPLE_RULE_BIAS (Hellinger distance): turning down a column's
 # rare combinations is the rule, leaning the release towards a kind of people is not. In a wide table of birth
-# and death cities, days and heights, nearly every record holds a pair of its own: counting every column left
-# 0.5 % of the Lahman people to give their categories, and the release had 95 % right-handed batters, 14 %
-# born in Tulsa and 98 % alive (the living share their empty death columns). Measured there and on a table of
-# towns of six (benchmarks/wide_people.py, benchmarks/combination_holders.py; README, How it works).
+# and death cities, days and heights, nearly every record holds a pair of its own: counting every column leaves
+# 0.5 % of the Lahman people to give their categories, and the release would have 95 % right-handed batters,
+# 14 % born in Tulsa and 98 % alive (the living share their empty death columns). Measured there and on a table
+# of towns of six (benchmarks/wide_people.py, benchmarks/combination_holders.py; docs/method.md, Small groups).
 TUPLE_RULE_FLOOR = 0.1
 TUPLE_RULE_BIAS = 0.05
 # The columns left out of the tuple rule are taken from other neighbours than the drawn one, a family of columns

@@ -12,7 +12,7 @@ from relanon.common.options import Direction, check_option
 
 HIGHER, LOWER = Direction.HIGHER.value, Direction.LOWER.value
 
-# Default targets (DESIGN section 4; the inference targets are those of the avatar method's authors).
+# Default targets (docs/guide/metrics.md; the inference targets are those of the avatar method's authors).
 # The distances to the closest originals have no fixed target: a fixed one (0.2, 0.3) failed on every
 # real table tried, since avatars live where originals are dense. `relanon assess` gives them one
 # relative to people held out of the data (relanon.metrics.attacks.distances).

@@ -32,6 +32,9 @@ class EvaluatedData:
 class Evaluation:
     """Every metric of a release, per table and scenario, and the summary matrices.
 
+    Terminal text of the matrices: :func:`relanon.present.verdict.privacy_matrix_text` and
+    :func:`~relanon.present.verdict.signal_matrix_text`.
+
     Attributes
     ----------
     details : DataFrame
@@ -64,9 +67,6 @@ class Evaluation:
     data : EvaluatedData or None
         The two databases, kept in memory for the report's pictures only: apart from what a user reads.
         :meth:`without_data` drops them; ``original`` and ``anonymized`` read them.
-
-    Terminal text of the matrices: :func:`relanon.present.verdict.privacy_matrix_text` and
-    :func:`~relanon.present.verdict.signal_matrix_text`.
     """
 
     details: pd.DataFrame

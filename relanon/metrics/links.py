@@ -174,7 +174,7 @@ def total_variation(original_a, original_b, released_a, released_b) -> float:
     0.75
 
     Shares that sum to 1 only up to rounding still give a distance of exactly 1 when no cell is shared
-    (it was 0.9999999999999999, and a link fidelity of 1.11e-16 was printed instead of 0):
+    (summed naively they give 0.9999999999999999, and a link fidelity of 1.11e-16 instead of 0):
 
     >>> total_variation(np.arange(2), np.zeros(2), np.arange(2, 5), np.zeros(3))
     1.0

@@ -1,4 +1,4 @@
-"""Privacy metrics of a single table's release (DESIGN section 4).
+"""Privacy metrics of a single table's release (docs/guide/metrics.md).
 
 Distances are measured in a :class:`~relanon.engine.factor_space.FactorSpace` fitted on the *original*
 table (its first ``ncp`` axes), where the avatars are placed with the statistics of the originals.
@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.errors import ParameterError
+from relanon.common.options import check_integer
 from relanon.engine.columns import CATEGORICAL_KINDS, check_columns_present, column_types, numeric_values
 from relanon.engine.factor_space import FactorSpace
 from relanon.engine.neighbours import count_closer_and_tied, cross_neighbours, tie_tolerance
@@ -460,8 +461,7 @@ def privacy(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, pairing=N
     >>> [m.name for m in privacy(people, people, {"x": "continuous", "g": "categorical"})]
     ['distance_to_closest', 'closest_distances_ratio', 'row_direct_match_protection', 'column_direct_match_protection']
     """
-    if isinstance(sample_size, bool) or not isinstance(sample_size, int | np.integer) or sample_size < 1:
-        raise ParameterError(f"sample_size must be a positive integer, got {sample_size!r}")
+    check_integer(sample_size, "sample_size", minimum=1)
     types, column_weights = column_types(columns, weights)
     check_columns_present(avatars, types, f"{name} (avatars)")
     space = FactorSpace(types, n_components=ncp, weights=column_weights, random_state=SPACE_SEED, name=name)

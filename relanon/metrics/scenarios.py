@@ -1,6 +1,6 @@
 """Multi-table evaluation: privacy and signal per table and across links, and the summary matrices.
 
-Scenarios (seed 004), each computed on the original database and on the anonymized one, every side
+Scenarios (docs/guide/verdict.md), each computed on the original database and on the anonymized one, every side
 with its own links (see :mod:`relanon.multitable.views`):
 
 - privacy, for every individual table T: ``STANDALONE(T)``, ``TO_TOP_ENRICHED(T, C)`` for each child

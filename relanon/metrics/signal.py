@@ -1,4 +1,4 @@
-"""Signal (utility) metrics of a single table's release (DESIGN section 4).
+"""Signal (utility) metrics of a single table's release (docs/guide/metrics.md).
 
 - Hellinger distance per column between the original and released distributions, on the bins of
   :mod:`relanon.common.binning` fixed on the original (one bin per value for categoricals and

@@ -1,4 +1,4 @@
-"""Views of a table enriched across one link, as the multi-table scenarios define them (seed 004).
+"""Views of a table enriched across one link, as the multi-table scenarios define them (docs/guide/verdict.md).
 
 - ``STANDALONE(T)``: the table alone.
 - ``TO_TOP_ENRICHED(T, C)``: T plus aggregates of its children in C: their number, the mean (or

@@ -236,7 +236,8 @@ def _smoother(assessment, leaks) -> str:
     avatar: training people no closer to the release than others, and a less faithful release; ``min_count``,
     when the schema leaves it to ``k``, rises with it: the demo's patients at ``k`` 40 keep 4 % smokers), and
     against a multivariate singling out, the ``combination_min_count`` of its individual table (fewer rare
-    tuples of categories to build predicates from: the demo's doctors with their hospital 0.047 -> 0.024)."""
+    tuples of categories to build predicates from: the demo's doctors with their hospital 0.024 at 5, 0.047 at
+    the default 2)."""
     tables = dict.fromkeys(t for a in leaks for t in assessment.cells.get(a.view, ()) if t in assessment.k)
     singled = (assessment.cells[a.view][0] for a in leaks if a.view in assessment.cells
                and a.attack == "singling_out" and a.target.startswith("multivariate"))
@@ -252,7 +253,7 @@ def _smoother(assessment, leaks) -> str:
         return ""
     return (f"{' and, '.join(levers)} and assess again, reading the signal column by column: more neighbours per "
             "avatar keep less detail, a min_count left to follow k and more holders asked of a combination turn "
-            "more rare values down (see the README, Privacy attacks)")
+            "more rare values down (see docs/guide/attacks.md)")
 
 
 def _unproven_tables(assessment, unproven) -> str:

@@ -25,7 +25,7 @@ __all__ = ["NO_PRIVACY", "failure_lines", "failure_text", "figure", "no_privacy_
            "verdict_text", "view_label"]
 
 NO_PRIVACY = ("no table is individual (`individual: true`), so no privacy measure was computed: mark the tables whose "
-              "rows are people the release protects with `individual: true` (README, 'The schema file')")
+              "rows are people the release protects with `individual: true` (docs/guide/schema-file.md)")
 """Said instead of the privacy matrix, and instead of "every measure meets its target", when no table is individual."""
 
 # Metrics read as percentages

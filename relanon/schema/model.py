@@ -34,23 +34,21 @@ import yaml
 from relanon.common.atomic import write_text_atomically
 from relanon.common.errors import SchemaError
 from relanon.schema.cross_rules import CrossRule
+from relanon.schema.options import default
 from relanon.schema.parsing import (
     json_schema_problems,
     parse_text,
     read_source,
 )
 from relanon.schema.structure import structure_problems
-from relanon.schema.vocabulary import (
-    DEFAULT_K,
-    FORMAT_VERSION,
-)
+from relanon.schema.vocabulary import FORMAT_VERSION
 
 
 @dataclass(frozen=True)
 class Column:
     """A column that is not a key: its name, its type, its weight in the factor space, and
     ``min_count``: with the avatar method, a value held by fewer records is never released verbatim
-    (None: the table's default, see :func:`relanon.multitable.pipeline.min_counts`)."""
+    (None: the table's default, see :func:`relanon.multitable.policy.min_counts`)."""
 
     name: str
     type: str
@@ -69,7 +67,7 @@ class ForeignKey:
     column: str
     references: str
     link: str = "linear_sum"
-    anchor: bool = False  # re-draw the children on the parent they are linked to (multitable.anchoring)
+    anchor: bool = False  # re-draw the children on the parent they are linked to (multitable.linking.anchoring)
     rules: tuple[CrossRule, ...] = ()  # what the child's and the parent's columns owe each other (schema.cross_rules)
 
 
@@ -78,7 +76,7 @@ class Anonymization:
     """How a table is anonymized.
 
     ``k`` and ``ncp`` left to ``None`` take their defaults when the table is processed
-    (``k`` = 10 for avatar, 5 for bucketize; ``ncp`` = ``"auto"``, see
+    (:data:`relanon.schema.options.OPTIONS`: ``k`` = 10 for avatar, 5 for bucketize; ``ncp`` = ``"auto"``, see
     :class:`relanon.engine.factor_space.FactorSpace`).
     """
 
@@ -90,7 +88,7 @@ class Anonymization:
     allow_suppression: bool = False
     protect_sensitive: bool = True  # avatar: decode the sensitive columns from look-alike donors
     # avatar: fewest records that must hold an avatar's tuple of categorical values, and each pair of them
-    # (None: relanon.engine.small_groups.COMBINATION_HOLDERS, 2)
+    # (None: the default of relanon.schema.options, 2)
     combination_min_count: int | None = None
     # avatar: find the columns that are exact functions of others and recompute them in the release
     # (relanon.engine.column_rules)
@@ -98,11 +96,11 @@ class Anonymization:
 
     @property
     def k_or_default(self) -> int | None:
-        return self.k if self.k is not None else DEFAULT_K.get(self.method)
+        return self.k if self.k is not None else default("anonymize", "k", self.method)
 
     @property
     def l_or_default(self) -> int:
-        return self.l if self.l is not None else 2
+        return self.l if self.l is not None else default("anonymize", "l")
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,7 @@ the format, with one message per problem that names the table and column and say
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from importlib import resources
 from pathlib import Path
 
 import jsonschema
@@ -14,13 +12,14 @@ import yaml
 
 from relanon.common.errors import Problem, SchemaError
 from relanon.common.options import did_you_mean
+from relanon.schema.options import Option, default, json_schema_document, option, options
 from relanon.schema.vocabulary import COLUMN_TYPES
 
 
 def json_schema() -> dict:
-    """The JSON Schema of the schema file format (``schemas/relanon.schema.json``)."""
-    text = resources.files("relanon.schemas").joinpath("relanon.schema.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    """The JSON Schema of the schema file format, made from the table of options
+    (:func:`relanon.schema.options.json_schema_document`; ``schemas/relanon.schema.json`` is its text)."""
+    return json_schema_document()
 
 
 def read_source(source) -> str:
@@ -139,11 +138,37 @@ def json_schema_problems(raw) -> list[Problem]:
     validator = jsonschema.Draft202012Validator(json_schema())
     problems = []
     for error in sorted(validator.iter_errors(raw), key=lambda e: [str(p) for p in e.absolute_path]):
-        problems.append(_explain(error))
+        problems.append(_explain(error, raw))
     return problems
 
 
-def _explain(error) -> Problem:
+BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "type", "minLength", "uniqueItems", "minItems")
+
+
+def _option_at(path: tuple, raw) -> tuple[Option, str | None] | None:
+    """The option a path of the document names, and the table's method for an ``anonymize`` option."""
+    if len(path) == 1:
+        section = "file"
+    elif len(path) == 3 and path[0] == "tables":
+        section = "table"
+    elif len(path) == 4 and path[0] == "tables" and path[2] == "anonymize":
+        section = "anonymize"
+    elif len(path) == 5 and path[0] == "tables" and path[2] == "foreign_keys":
+        section = "foreign_key"
+    else:
+        return None
+    try:
+        found = option(section, str(path[-1]))
+    except KeyError:
+        return None
+    method = None
+    if section == "anonymize":
+        spec = raw["tables"][path[1]]["anonymize"]
+        method = str(spec.get("method", default("anonymize", "method")))
+    return found, method
+
+
+def _explain(error, raw=None) -> Problem:
     path = tuple(error.absolute_path)
     table, column = _locate(path)
     inside_table = path[2:] if table is not None and column is None else path if table is None else ()
@@ -169,13 +194,17 @@ def _explain(error) -> Problem:
     if path and path[-1] == "ncp" and kind == "oneOf":
         return Problem(f"{prefix}ncp must be a positive integer or 'auto'{did_you_mean(instance, ['auto'])}, got {instance!r}",
                        table, column)
+    located = _option_at(path, raw) if kind in BOUNDS and column is None else None
+    if located is not None:
+        found, method = located
+        return Problem(found.message(instance, method), table)
     if path == ("relanon",):
         return Problem(f"this relanon reads schema format 1; the file says relanon: {instance!r}")
     message = error.message if len(error.message) <= 300 else error.message[:300] + "..."
     return Problem(prefix + message, table, column)
 
 
-COLUMN_KEYS = ("type", "weight", "min_count")
+COLUMN_KEYS = tuple(o.name for o in options("column"))
 
 
 def _bad_column_message(instance) -> str:
@@ -191,9 +220,8 @@ def _bad_column_message(instance) -> str:
             return unknown_value(instance["type"], COLUMN_TYPES, what="type")
         count = instance.get("min_count")
         if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
-            return (f"min_count must be a positive integer (a value held by fewer records is never released; 1 "
-                    f"releases every value), got {count!r}")
-        return f"weight must be a positive number, got {instance.get('weight')!r}"
+            return option("column", "min_count").message(count)
+        return option("column", "weight").message(instance.get("weight"))
     return f"a column is declared by its type ({', '.join(COLUMN_TYPES)}), got {instance!r}"
 
 

@@ -11,7 +11,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from relanon.schema import vocabulary
 from relanon.schema.coercion import MISSING_MARKERS
 
 ID_WORDS = ("id", "key", "uuid", "guid", "pk")
@@ -53,8 +52,6 @@ MISSING_WORDS = frozenset(marker.lower() for marker in MISSING_MARKERS)
 """Cells a numeric column reads as missing (``n/a``, ``null``...): not counted against a column of numbers."""
 SMALLEST_AVATAR_TABLE = 3
 """Tables with fewer rows are kept as they are (``anonymize: {method: keep}``)."""
-DEFAULT_K = vocabulary.DEFAULT_K["avatar"]
-"""The avatar method's default k, below which a table is too small for it."""
 
 
 @dataclass(frozen=True)

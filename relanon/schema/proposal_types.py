@@ -12,11 +12,11 @@ import pandas as pd
 from relanon.schema.coercion import NUMBER_WITH_COMMA
 from relanon.schema.identifiers import identifier_by_name, identifier_by_values
 from relanon.schema.model import Anonymization
+from relanon.schema.options import default
 from relanon.schema.proposal_rules import (
     BOOLEAN_WORDS,
     CODE_WORDS,
     DAY_FIRST,
-    DEFAULT_K,
     FEW_DISTINCT,
     FEW_DISTINCT_SHARE,
     ISO_DATE,
@@ -285,7 +285,7 @@ def propose_anonymization(table: str, n_rows: int, notes: list[Note]) -> Anonymi
             )
         )
         return Anonymization(method="keep")
-    if n_rows <= DEFAULT_K:
+    if n_rows <= default("anonymize", "k", "avatar"):
         notes.append(
             Note(
                 table,

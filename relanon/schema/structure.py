@@ -10,7 +10,8 @@ from relanon.common.errors import Problem
 from relanon.common.options import did_you_mean
 from relanon.schema.cross_rules import rule_problems
 from relanon.schema.graph import find_cycles
-from relanon.schema.vocabulary import LINK_METHODS, MAX_WEIGHT, METHODS
+from relanon.schema.options import method_options, option, options
+from relanon.schema.vocabulary import LINK_METHODS, METHODS
 
 if TYPE_CHECKING:
     from relanon.schema.model import Schema, Table
@@ -42,11 +43,11 @@ def _cross_rule_problems(table: Table, schema: Schema) -> list[Problem]:
 
 
 def _key_problems(table: Table) -> list[Problem]:
-    problems = [
-        Problem(f"weight must be a finite number between 0 and {MAX_WEIGHT:,.0f}, got {c.weight!r}; "
-                "1 counts the column as any other", table.name, c.name)
+    weight = option("column", "weight")
+    problems = [  # the JSON Schema's bounds let NaN through: no comparison holds for it
+        Problem(weight.message(c.weight) + "; 1 counts the column as any other", table.name, c.name)
         for c in table.columns
-        if not (0 < c.weight <= MAX_WEIGHT)  # False for NaN too
+        if c.weight != c.weight
     ]
     declared = set(table.column_names)
     if table.primary_key in declared:
@@ -146,26 +147,8 @@ def _method_problems(table: Table) -> list[Problem]:
     problems = []
     if a.method not in METHODS:
         return problems  # already reported by the JSON Schema
-    allowed = {
-        "avatar": {"k", "ncp", "protect_sensitive", "combination_min_count", "column_rules"},
-        "keep": set(),
-        "anatomize": {"sensitive", "l", "allow_suppression"},
-        "bucketize": {"sensitive", "k"},
-    }[a.method]
-    given = {
-        name
-        for name, value in (
-            ("k", a.k),
-            ("ncp", a.ncp),
-            ("l", a.l),
-            ("sensitive", a.sensitive or None),
-            ("allow_suppression", a.allow_suppression or None),
-            ("protect_sensitive", None if a.protect_sensitive else False),
-            ("combination_min_count", a.combination_min_count),
-            ("column_rules", None if a.column_rules else False),
-        )
-        if value is not None
-    }
+    allowed = method_options(a.method)
+    given = {o.name for o in options("anonymize") if o.name != "method" and _given(getattr(a, o.name), o)}
     for name in sorted(given - allowed):
         problems.append(
             Problem(
@@ -174,11 +157,6 @@ def _method_problems(table: Table) -> list[Problem]:
                 table.name,
             )
         )
-    if a.method == "avatar" and a.k is not None and a.k < 2:
-        problems.append(Problem(f"anonymize.k must be at least 2 for the avatar method, got {a.k}", table.name))
-    if a.method == "avatar" and a.combination_min_count is not None and a.combination_min_count < 2:
-        problems.append(Problem(f"anonymize.combination_min_count must be at least 2 (a tuple one record holds "
-                                f"singles it out), got {a.combination_min_count}", table.name))
     if a.method == "avatar" and a.combination_min_count is not None and not table.individual:
         problems.append(Problem("anonymize.combination_min_count has no effect: the rule of combinations applies to "
                                 "tables of people (individual: true); remove it or mark the table individual",
@@ -219,6 +197,13 @@ def _method_problems(table: Table) -> list[Problem]:
                 )
             )
     return problems
+
+
+def _given(value, declared) -> bool:
+    """Whether the file sets an option (the model keeps a boolean's value, not whether it was written)."""
+    if declared.type == "boolean":
+        return value != declared.default
+    return value is not None and value != ()
 
 
 def _source_problems(schema: Schema) -> list[Problem]:

@@ -11,6 +11,5 @@ COLUMN_TYPES = ("continuous", "integer", "categorical", "boolean", "datetime", "
 NUMERIC_TYPES = ("continuous", "integer", "datetime")
 LINK_METHODS = tuple(m.value for m in LinkMethod)  # ("linear_sum", "minimum_distance", "original_order")
 METHODS = tuple(m.value for m in Method)  # ("avatar", "keep", "anatomize", "bucketize")
-DEFAULT_K = {"avatar": 10, "bucketize": 5}
 FORMAT_VERSION = 1
 MAX_WEIGHT = 1_000_000.0

@@ -4,7 +4,7 @@ databases SQLAlchemy reaches (MySQL/MariaDB, SQL Server, Oracle...) through the 
 A location is a SQLAlchemy URL: ``postgresql://user@host:5432/clinic?schema=release``. The option
 ``schema`` names the schema read or written (PostgreSQL: a schema; by default the connection's own,
 ``public``); every other option goes to the driver. ``postgresql://`` uses psycopg 3 when it is
-installed (``pip install "relanon[postgres]"``). The password is the driver's business as usual: in
+installed (the ``postgres`` extra: ``pip install -e ".[postgres]"``). The password is the driver's business as usual: in
 the URL, or for PostgreSQL ``PGPASSWORD`` or a ``~/.pgpass`` file; relanon masks it in every message.
 
 Reading, a block at a time so that memory stays close to the size of the data frame: PostgreSQL with

@@ -51,12 +51,13 @@ from relanon.metrics.attacks.singling_out import (
 )
 from relanon.metrics.evaluation import Evaluation
 from relanon.metrics.scenarios import evaluate
-from relanon.multitable.pipeline import anonymize, small_group_rules
+from relanon.multitable.pipeline import anonymize
+from relanon.multitable.policy import small_group_rules
 from relanon.multitable.views import TO_TOP_ENRICHED, View, views
 from relanon.schema.model import Schema
 from relanon.schema.validation import check_database
 
-DEFAULT_HOLDOUT = 0.5  # as many control as training people: the narrowest intervals (README, Privacy attacks)
+DEFAULT_HOLDOUT = 0.5  # as many control as training people: the narrowest intervals (docs/guide/attacks.md)
 DEFAULT_ROUNDS = 1
 CALIBRATED = ("closer_to_training", "distance_to_closest", "closest_distances_ratio")
 
@@ -244,14 +245,14 @@ def require_individual_tables(schema: Schema) -> list[str]:
     Traceback (most recent call last):
     ...
     relanon.common.errors.SchemaError: the schema cannot be assessed (1 problem):
-      - schema: no table is individual (tables: flights), so there are no people to hold out and attack: mark each table whose rows are people the release protects (one row per person) with `individual: true` (README, 'The schema file')
+      - schema: no table is individual (tables: flights), so there are no people to hold out and attack: mark each table whose rows are people the release protects (one row per person) with `individual: true` (docs/guide/schema-file.md)
     """
     individuals = [table.name for table in schema if table.individual]
     if not individuals:
         raise SchemaError("the schema cannot be assessed", [Problem(
             f"no table is individual (tables: {', '.join(schema.tables)}), so there are no people to hold out and "
             "attack: mark each table whose rows are people the release protects (one row per person) with "
-            "`individual: true` (README, 'The schema file')")])
+            "`individual: true` (docs/guide/schema-file.md)")])
     return individuals
 
 

@@ -6,14 +6,14 @@ database is what remains: the rows descending from no control person; it keeps i
 integrity, since only descendants are removed with their ancestors.
 
 The control people are drawn *balanced* (:func:`balanced_choice`): each class of the table's
-quasi-identifiers keeps its share in both parts, within one person. A simple random draw left the
-demo's 200 doctors with 4 training and 14 control psychiatrists on one seed: the release, made from
-100 doctors, cannot keep a specialty that 4 of them hold (fewer than ``min_count``, and too few
-for an avatar to draw), so every control psychiatrist was guessed wrong while the training ones,
-fewer, were not attacked on a specialty the release lacks. The risk then measured the luck of the
-split (inference of the doctors' most frequent visit reason 0.05 to 0.40 over four seeds), not what
-the release tells about its own people; a release that knows no one (a fresh sample of the
-population, without the categories fewer than 10 training people hold) showed risks of 0.06 to 0.24.
+quasi-identifiers keeps its share in both parts, within one person. A simple random draw can leave the
+demo's 200 doctors with 4 training and 14 control psychiatrists: the release, made from 100 doctors,
+cannot keep a specialty that 4 of them hold (fewer than ``min_count``, and too few for an avatar to
+draw), so every control psychiatrist is guessed wrong while the training ones, fewer, are not attacked
+on a specialty the release lacks. The risk then measures the luck of the split (inference of the
+doctors' most frequent visit reason 0.05 to 0.40 over four seeds of a random draw), not what the
+release tells about its own people; a release that knows no one (a fresh sample of the population,
+without the categories fewer than 10 training people hold) shows risks of 0.06 to 0.24.
 
 The control people are attacked through the views of their table (its children's aggregates, its
 parents' columns), which must be built as the training people's are. A training patient whose

@@ -35,8 +35,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from relanon.common.errors import ParameterError
-from relanon.common.options import check_option
+from relanon.common.options import check_integer, check_option
 from relanon.metrics.attacks.coding import CodedFrames, code_frames
 from relanon.metrics.attacks.confidence import CONFIDENCE, success_rate
 from relanon.metrics.attacks.results import SINGLING_OUT, AttackResult, attack_result
@@ -302,7 +301,7 @@ def design_effect(training: np.ndarray, control: np.ndarray, predicates: tuple, 
     person, on control otherwise), so ``m`` of them count as much as one trial weighted ``m``. The
     rates' intervals are those of ``n / deff`` independent predicates (1 when no two predicates
     isolate the same person). Measured on 40 populations with releases independent of the
-    training people, the multivariate risk divided by its error had a standard deviation of 1.54
+    training people, the multivariate risk divided by its error has a standard deviation of 1.54
     with independent trials, 1.0 or so with this correction.
     """
     people = np.concatenate([matched_rows(training, _subset(predicates, succeeded)),
@@ -362,5 +361,4 @@ def _condition_head(coded: CodedFrames, predicates: tuple, q: int, s: int) -> st
 
 
 def positive_integer(value, name: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise ParameterError(f"{name} must be a positive integer, got {value!r}")
+    check_integer(value, name, minimum=1)

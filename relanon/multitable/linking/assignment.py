@@ -1,0 +1,236 @@
+"""The assignment step of a link: each released child gets a released parent (docs/method.md, "Links").
+
+The pipeline places the avatar parents and the avatar children's broadcast parent part in one
+factor space; this module only sees those coordinates (Euclidean distance) and returns, for each
+child row, the position of its new parent row.
+
+- :func:`match_minimum_distance`: each child goes to its nearest parent (most private; the number
+  of children per parent drifts).
+- :func:`match_linear_sum`: each parent receives exactly its allocated number of children
+  (:func:`relanon.multitable.linking.counts.allocate_counts`) and the total distance is minimized.
+- :func:`match_original_order`: each child keeps the avatar of its original parent (exact, least
+  private: it warns).
+
+How ``linear_sum`` scales. Every parent is repeated once per child it must receive (its *slots*)
+and children are assigned one-to-one to slots:
+
+- up to ``exact_limit`` children (2,000), exactly: ``scipy.optimize.linear_sum_assignment`` on
+  the dense distance matrix (cubic time, quadratic memory: about 0.5 s at 2,000 children);
+- beyond, children and slots are cut together into balanced spatial blocks (recursive median
+  bisection, as many slots as children in every block), each block is solved exactly, and then,
+  ``repair_passes`` times, the children are regrouped along randomly rotated cuts (of their
+  positions, or above 200,000 children of the midpoints between each child and the slot it holds),
+  and each group is re-solved exactly with the slots its members hold, which never raises the total
+  (:mod:`relanon.multitable.linking.repair`). Blocks are solved on every core (the solver releases the GIL).
+
+Why not the sparse matching (``scipy.sparse.csgraph.min_weight_full_bipartite_matching`` on a
+nearest-slots graph)? It is fast on generic distances, but slot distances are full of exact and
+near ties (a parent with 20 children is 20 identical slots) and there its running time is
+erratic: measured here, 0.9 s on a 10,000-child instance and more than 300 s on the same
+instance with distances perturbed by 1e-6. Dense exact blocks cost a predictable time, whatever
+the data. ``benchmarks/linear_sum_speed.py`` measures time, memory and the gap to the exact
+optimum.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from relanon.common.errors import ParameterError, format_examples
+from relanon.engine.neighbours import cross_neighbours
+from relanon.multitable.linking.inputs import (
+    as_count,
+    as_int_vector,
+    generator,
+    link_coordinates,
+    optional_count,
+    validated_counts,
+    worker_count,
+)
+from relanon.multitable.linking.repair import BLOCK_SIZE, LARGE, REPAIR_PASSES, no_progress, solve_blocked, solve_exact
+
+EXACT_LIMIT = 2_000
+
+
+class SensitiveMatchWarning(UserWarning):
+    """A matching keeps the original parent-child links (``original_order``): the least private."""
+
+
+# --------------------------------------------------------------------------- the three methods
+
+
+def match_minimum_distance(child_coords, parent_coords) -> np.ndarray:
+    """Each child's nearest parent.
+
+    Parameters
+    ----------
+    child_coords : array-like, shape (n_children, d)
+        The avatar children's broadcast parent part, in the parents' factor space.
+    parent_coords : array-like, shape (n_parents, d)
+        The avatar parents in the same space.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n_children,)
+        Position of the nearest parent of each child.
+
+    Examples
+    --------
+    >>> match_minimum_distance([[0.1], [2.9], [1.4]], [[0.0], [3.0]]).tolist()
+    [0, 1, 0]
+    """
+    children, parents = link_coordinates(child_coords, parent_coords)
+    if len(children) == 0:
+        return np.zeros(0, dtype=np.int64)
+    return cross_neighbours(parents, children, k=1).indices[:, 0]
+
+
+def match_linear_sum(
+    child_coords,
+    parent_coords,
+    counts,
+    *,
+    random_state=None,
+    n_jobs=None,
+    exact_limit: int = EXACT_LIMIT,
+    block_size: int | None = None,
+    repair_passes: int | None = None,
+    progress=None,
+) -> np.ndarray:
+    """Assign children to parents, parent ``p`` receiving exactly ``counts[p]`` of them, at
+    minimum total distance.
+
+    Parameters
+    ----------
+    child_coords : array-like, shape (n_children, d)
+        The avatar children's broadcast parent part, in the parents' factor space.
+    parent_coords : array-like, shape (n_parents, d)
+        The avatar parents in the same space.
+    counts : array-like of int, shape (n_parents,)
+        Children each parent receives (see :func:`allocate_counts`); they sum to ``n_children``.
+    random_state : int, numpy.random.Generator or None
+        Seeds the rotations of the repair cuts; the same seed gives the same assignment.
+    n_jobs : int or None
+        Threads solving blocks: ``None`` or ``-1`` use every available core, ``1`` one.
+    exact_limit : int
+        Largest number of children solved exactly at once (default 2,000).
+    block_size : int or None
+        Largest number of children in a block (default 500; 150 above 200,000 children).
+    repair_passes : int or None
+        Exact re-solves along other cuts after the blocks (default 6; 5 above 200,000
+        children; each never raises the total).
+    progress : callable, optional
+        Called as ``progress(done, total)`` as groups of children are solved (the blocks, then each
+        repair pass's groups): a :class:`relanon.common.progress.Progress` step draws it as a bar.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n_children,)
+        Position of the parent of each child.
+
+    Examples
+    --------
+    >>> match_linear_sum([[0.0], [0.2], [5.0]], [[0.0], [5.0]], [1, 2]).tolist()
+    [0, 1, 1]
+    """
+    children, parents = link_coordinates(child_coords, parent_coords)
+    counts = validated_counts(counts, len(parents), len(children))
+    exact_limit = as_count(exact_limit, "exact_limit")
+    block_size = optional_count(block_size, "block_size", minimum=2)
+    repair_passes = optional_count(repair_passes, "repair_passes")
+    workers = worker_count(n_jobs)
+    rng = generator(random_state)
+
+    slot_parent = np.repeat(np.arange(len(parents)), counts)
+    n = len(children)
+    if n == 0 or np.count_nonzero(counts) == 1:
+        return slot_parent  # a single parent takes everyone: nothing to optimize
+    slot_points = parents[slot_parent]
+    report = progress or no_progress
+    if n <= exact_limit:
+        report(0, 1)
+        slot = solve_exact(children, slot_points)
+        report(1, 1)
+    else:
+        size = block_size or BLOCK_SIZE[n > LARGE]
+        passes = REPAIR_PASSES[n > LARGE] if repair_passes is None else repair_passes
+        slot = solve_blocked(children, slot_points, size, passes, workers, rng, report)
+    return slot_parent[slot]
+
+
+
+def match_original_order(child_original_parent, parent_avatar_of_original) -> np.ndarray:
+    """Give each child the avatar of its original parent.
+
+    The number of children per parent is kept exactly, but so is every original link: the least
+    private method. It warns with :class:`SensitiveMatchWarning`, and the release must say that it
+    was used.
+
+    Parameters
+    ----------
+    child_original_parent : array-like of int, shape (n_children,)
+        For each child row, the position of its original parent among the original parent rows,
+        or -1 when it has none.
+    parent_avatar_of_original : array-like of int, shape (n_original_parents,)
+        For each original parent row, the position of its avatar in the avatar parent table.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n_children,)
+        The avatar parent position of each child (-1 kept for children without a parent).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     match_original_order([1, 0, -1, 1], [2, 0]).tolist()
+    [0, 2, -1, 0]
+    """
+    positions = as_int_vector(child_original_parent, "child_original_parent")
+    avatars = as_int_vector(parent_avatar_of_original, "parent_avatar_of_original")
+    outside = np.flatnonzero((positions < -1) | (positions >= len(avatars)))
+    if outside.size:
+        raise ParameterError(
+            f"child_original_parent must hold -1 or a position among the {len(avatars)} original "
+            f"parents; rows {format_examples(outside)} hold {format_examples(positions[outside])}"
+        )
+    negative = np.flatnonzero(avatars < 0)
+    if negative.size:
+        raise ParameterError(
+            "parent_avatar_of_original must give every original parent the position of its avatar; "
+            f"positions {format_examples(negative)} hold {format_examples(avatars[negative])}"
+        )
+    warnings.warn(
+        "original_order matching keeps every child with the avatar of its original parent: the "
+        "children-per-parent counts are exact but the original links are released as they are. "
+        "Record this in the release, or use linear_sum or minimum_distance matching.",
+        SensitiveMatchWarning,
+        stacklevel=2,
+    )
+    return np.where(positions >= 0, avatars[np.maximum(positions, 0)], -1)
+
+
+def total_distance(child_coords, parent_coords, assignment) -> float:
+    """Sum over children of the distance to their assigned parent (what ``linear_sum`` minimizes).
+
+    Examples
+    --------
+    >>> total_distance([[0.0], [3.0]], [[1.0], [3.0]], [0, 1])
+    1.0
+    """
+    children, parents = link_coordinates(child_coords, parent_coords)
+    assignment = as_int_vector(assignment, "assignment")
+    if assignment.shape != (len(children),):
+        raise ParameterError(
+            f"assignment must give one parent per child ({len(children)}), got shape {assignment.shape}"
+        )
+    outside = np.flatnonzero((assignment < 0) | (assignment >= len(parents)))
+    if outside.size:
+        raise ParameterError(
+            f"assignment must hold parent positions 0 to {len(parents) - 1}; children "
+            f"{format_examples(outside)} hold {format_examples(assignment[outside])}"
+        )
+    return float(np.linalg.norm(children - parents[assignment], axis=1).sum())
