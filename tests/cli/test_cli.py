@@ -81,7 +81,8 @@ def test_anonymize_evaluate_and_audit(demo_folder, tmp_path, capsys):
     assert code == 0
     captured = capsys.readouterr()
     # quiet: no progress lines; warnings stay (a small demo's patients hold too many zip codes for the tuple rule)
-    assert all(line.startswith("warning: ") for line in captured.err.splitlines())
+    # and the line saying the verdict's failures were let through by --exit-zero
+    assert all(line.startswith("warning: ") or line.endswith("(exit 0: --exit-zero)") for line in captured.err.splitlines())
     assert "anonymized database written to" in captured.out and "hidden rate" in captured.out
     report = tmp_path / "released-report"
     assert (report / "report.html").exists() and (report / "metrics.json").exists()

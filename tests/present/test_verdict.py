@@ -57,7 +57,13 @@ def _terminal_failures(text: str) -> list[str]:
     start = next((i for i, line in enumerate(lines) if re.match(r"\d+ measures? miss", line)), None)
     if start is None:
         return []
-    return [line.strip() for line in lines[start + 1:] if line.startswith("  ")]
+    found = []
+    for line in lines[start + 1:]:
+        if line.startswith("    ") and found:  # a long line wrapped at 120 characters: continued
+            found[-1] += " " + line.strip()
+        elif line.startswith("  "):
+            found.append(line.strip())
+    return found
 
 
 def _with_hidden_rate(evaluation, hidden: float, extra: list[Metric]):
