@@ -10,7 +10,9 @@ billing country to its customer's, or its total to its lines. Once every table i
 2. bottom-up, each ``sum`` and ``count`` rule gives the parent the sum of its linked children's column, or
    their number, so that a total follows the lines it is released with (a parent without children: 0).
 
-Nothing is drawn: the release stays a function of the seed.
+Only tables made by the avatar method are rewritten: a table released as it is (``keep``) or whose records are
+real (``anatomize``, ``bucketize``) keeps its values, and the verdict counts the rules it breaks. Nothing is
+drawn: the release stays a function of the seed.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from relanon.common.options import Method
 from relanon.schema.cross_rules import aggregate
 from relanon.schema.graph import topological_order
 from relanon.schema.model import Schema
@@ -52,18 +55,24 @@ def obey_cross_rules(schema: Schema, tables: dict[str, pd.DataFrame]) -> list[st
     for name in order:  # copies and bounds: a parent's values are final before its children take them
         for fk in schema[name].foreign_keys:
             for rule in fk.rules:
-                if rule.kind in ("copy", "within"):
+                if rule.kind in ("copy", "within") and _made(schema, name):
                     _from_parent(rule, tables[name], tables[fk.references], fk.column, schema[fk.references].primary_key)
                     done.append(f"{name}.{fk.column} -> {fk.references}: {rule}")
     for name in reversed(order):  # aggregates: the children's values are final before their parent sums them
         for fk in schema[name].foreign_keys:
             for rule in fk.rules:
-                if rule.kind in ("sum", "count"):
+                if rule.kind in ("sum", "count") and _made(schema, fk.references):
                     parent = tables[fk.references]
                     totals = aggregate(rule, tables[name], parent, fk.column, schema[fk.references].primary_key)
                     parent[rule.parent[0]] = _typed(totals, parent[rule.parent[0]])
                     done.append(f"{name}.{fk.column} -> {fk.references}: {rule}")
     return done
+
+
+def _made(schema: Schema, name: str) -> bool:
+    """Whether relanon makes the table's values (avatar method): a table released as it is, or whose records are
+    real (keep, anatomize, bucketize), is never rewritten; the verdict counts the rules it breaks."""
+    return schema[name].anonymize.method == Method.AVATAR
 
 
 def _from_parent(rule, child: pd.DataFrame, parent: pd.DataFrame, fk_column: str, parent_key: str) -> None:

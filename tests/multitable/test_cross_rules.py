@@ -117,3 +117,19 @@ def test_the_release_at_init_defaults_keeps_every_rule_and_the_verdict_names_a_b
     assert named == {"lines.invoice_id -> invoices: rule parent.total = sum of amount",
                      "invoices.customer_id -> customers: rule billing_country = parent.country",
                      "seasons.player_id -> players: rule parent.debut_year <= season_year <= parent.last_year"}
+
+
+def test_a_table_released_as_it_is_is_never_rewritten_by_a_rule():
+    from relanon.multitable.cross_rules import obey_cross_rules
+
+    spec = {"relanon": 1, "tables": {
+        "invoices": {"primary_key": "id", "columns": {"total": "continuous"}, "anonymize": {"method": "keep"}},
+        "lines": {"primary_key": "id", "columns": {"amount": "continuous"}, "foreign_keys": [
+            {"column": "invoice", "references": "invoices", "rules": [{"rule": "sum", "column": "amount", "parent": "total"}]}]}}}
+    tables = {"invoices": pd.DataFrame({"id": [1, 2], "total": [9.0, 9.0]}),
+              "lines": pd.DataFrame({"id": [1, 2], "invoice": [1, 2], "amount": [2.0, 3.0]})}
+    assert obey_cross_rules(load_schema(spec), tables) == []
+    assert tables["invoices"]["total"].tolist() == [9.0, 9.0]
+    spec["tables"]["invoices"]["anonymize"] = {"method": "avatar"}
+    assert len(obey_cross_rules(load_schema(spec), tables)) == 1
+    assert tables["invoices"]["total"].tolist() == [2.0, 3.0]
