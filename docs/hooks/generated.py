@@ -1,7 +1,7 @@
 """MkDocs hook: the reference pages that are derived from the code, never written by hand.
 
-- ``reference/schema.md`` from the JSON Schema the loader checks schema files against
-  (``relanon/schemas/relanon.schema.json``);
+- ``reference/schema.md`` from the table of options the schema file is declared in
+  (``relanon.schema.options``), from which the JSON Schema the loader checks files against is derived;
 - ``reference/cli.md`` from the argument parser of the ``relanon`` command (``relanon.cli.app``);
 - ``reference/api.md``: one mkdocstrings entry per public name of ``relanon.__all__``, so that a name added
   to (or removed from) the package's public list appears on (or leaves) the page.
@@ -12,12 +12,10 @@ Both pages are made at every build, so they cannot drift from what relanon accep
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-JSON_SCHEMA = ROOT / "relanon" / "schemas" / "relanon.schema.json"
 
 
 def on_files(files, config):
@@ -32,112 +30,52 @@ def on_files(files, config):
 # ---------------------------------------------------------------- the schema file
 
 
+SECTIONS = {
+    "file": "The file",
+    "table": "A table (`tables.<name>`)",
+    "column": "A column in its long form (`columns.<name>`)",
+    "foreign_key": "A foreign key (`foreign_keys[]`)",
+    "anonymize": "How a table is anonymized (`anonymize`)",
+}
+
+
 def schema_page() -> str:
-    schema = json.loads(JSON_SCHEMA.read_text())
-    definitions = schema.get("$defs", {})
+    """The reference of the schema file, from the table of options it is declared in
+    (:func:`relanon.schema.options.option_table`), from which the JSON Schema is derived too."""
+    from relanon.schema.options import option_table
+
+    rows = option_table()
     lines = [
         "# Schema file reference",
         "",
-        "This page is generated from the JSON Schema that every schema file is checked against "
-        "(`relanon/schemas/relanon.schema.json`). Unknown keys are errors. The guide page "
+        "This page is generated from the table of options the schema file is declared in "
+        "(`relanon.schema.options.OPTIONS`), from which the JSON Schema that every schema file is checked "
+        "against (`relanon/schemas/relanon.schema.json`) and the checks of the loader are derived too. "
+        "Unknown keys are errors, with a \"did you mean\". The guide page "
         "[The schema file](../guide/schema-file.md) explains the keys with an example.",
         "",
+        "A column is declared by its type alone (`age: integer`) or in its long form "
+        "(`weight_kg: {type: continuous, weight: 2.0}`).",
+        "",
     ]
-    sections = [("The file", schema)]
-    for name in ("table", "column", "foreignKey", "anonymize", "columnType"):
-        if name in definitions:
-            sections.append((_TITLES.get(name, name), definitions[name]))
-    sections += [(_TITLES.get(n, n), d) for n, d in definitions.items() if n not in {s for s in _TITLES}]
-    for title, node in sections:
-        lines += [f"## {title}", ""]
-        lines += _describe(node, definitions)
+    for section in [s for s in SECTIONS if any(r["section"] == s for r in rows)] + sorted(
+            {r["section"] for r in rows} - set(SECTIONS)):
+        lines += [f"## {SECTIONS.get(section, section)}", "",
+                  "| key | type | values | default | required | meaning |",
+                  "| --- | --- | --- | --- | --- | --- |"]
+        for row in (r for r in rows if r["section"] == section):
+            meaning = row["description"]
+            if row["methods"]:
+                meaning += f" (read by: {row['methods'] if isinstance(row['methods'], str) else ', '.join(row['methods'])})"
+            cells = [f"`{row['path']}`", row["type"], row["bounds"], f"`{row['default']}`" if row["default"] else "",
+                     "yes" if row["required"] else "no", meaning]
+            lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
         lines.append("")
     return "\n".join(lines)
 
 
-_TITLES = {
-    "table": "A table (`tables.<name>`)",
-    "column": "A column (`columns.<name>`)",
-    "foreignKey": "A foreign key (`foreign_keys[]`)",
-    "anonymize": "How a table is anonymized (`anonymize`)",
-    "columnType": "Column types",
-}
-
-
-def _describe(node: dict, definitions: dict) -> list[str]:
-    lines = []
-    if node.get("description"):
-        lines += [node["description"], ""]
-    if "enum" in node:
-        lines += ["One of: " + ", ".join(f"`{value}`" for value in node["enum"]) + ".", ""]
-    if "oneOf" in node and "properties" not in node:
-        lines += ["Either:", ""]
-        for option in node["oneOf"]:
-            lines.append(f"- {_type_of(option, definitions)}")
-        lines.append("")
-        objects = [option for option in node["oneOf"] if option.get("properties")]
-        for option in objects:
-            lines += _properties(option, definitions)
-    if node.get("properties"):
-        lines += _properties(node, definitions)
-    return lines
-
-
-def _properties(node: dict, definitions: dict) -> list[str]:
-    required = set(node.get("required", []))
-    lines = ["| key | type | required | meaning |", "| --- | --- | --- | --- |"]
-    for key, spec in node["properties"].items():
-        meaning = _resolve(spec, definitions).get("description", "") or spec.get("description", "")
-        lines.append(f"| `{key}` | {_type_of(spec, definitions)} | {'yes' if key in required else 'no'} | "
-                     f"{meaning.replace('|', '&#124;')} |")
-    if node.get("additionalProperties") is False:
-        lines += ["", "No other key is allowed."]
-    return lines + [""]
-
-
-def _resolve(spec: dict, definitions: dict) -> dict:
-    reference = spec.get("$ref", "")
-    return definitions.get(reference.rsplit("/", 1)[-1], {}) if reference else spec
-
-
-def _type_of(spec: dict, definitions: dict) -> str:
-    if "$ref" in spec:
-        name = spec["$ref"].rsplit("/", 1)[-1]
-        return _LINKS.get(name, f"`{name}`")
-    if "const" in spec:
-        return f"`{json.dumps(spec['const'])}`"
-    if "enum" in spec:
-        return " &#124; ".join(f"`{value}`" for value in spec["enum"])
-    if "oneOf" in spec:
-        return " or ".join(_type_of(option, definitions) for option in spec["oneOf"])
-    kind = spec.get("type", "any")
-    if kind == "array":
-        return f"list of {_type_of(spec.get('items', {}), definitions)}" + (
-            ", no repeats" if spec.get("uniqueItems") else "")
-    if kind == "object":
-        values = spec.get("additionalProperties")
-        if isinstance(values, dict):
-            return f"mapping of name to {_type_of(values, definitions)}"
-        return "mapping"
-    bounds = []
-    if "minimum" in spec:
-        bounds.append(f">= {spec['minimum']}")
-    if "exclusiveMinimum" in spec:
-        bounds.append(f"> {spec['exclusiveMinimum']}")
-    if "maximum" in spec:
-        bounds.append(f"<= {spec['maximum']}")
-    if spec.get("minLength"):
-        bounds.append("not empty")
-    return kind + (f" ({', '.join(bounds)})" if bounds else "")
-
-
-_LINKS = {
-    "table": "[table](#a-table-tablesname)",
-    "column": "[column](#a-column-columnsname)",
-    "foreignKey": "[foreign key](#a-foreign-key-foreign_keys)",
-    "anonymize": "[anonymize](#how-a-table-is-anonymized-anonymize)",
-    "columnType": "[column type](#column-types)",
-}
+def _cell(text) -> str:
+    return str(text).replace("|", "&#124;").replace("\n", " ")
 
 
 # ---------------------------------------------------------------- the command line

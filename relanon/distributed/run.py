@@ -81,6 +81,11 @@ def run(client, schema: Schema, data, out, work, *, batch_size: int | None = Non
         progress=True, block_size: int | None = None) -> DistributedResult:
     """Anonymize the partitioned database at ``data`` into ``out`` with the workers of ``client``."""
     report = as_progress(progress)
+    unsupported = [f"{table.name} ({'an association table' if table.association else 'a self-reference'})"
+                   for table in schema if table.association or table.self_references]
+    if unsupported:
+        raise ParameterError(f"the Dask engine does not release association tables and self-references: "
+                             f"{', '.join(unsupported)}; use the local engine (--engine local)")
     batch_size = check_batch_size(DEFAULT_BATCH_SIZE if batch_size is None else batch_size)
     seeds = policy.table_seeds(schema, schema.seed if random_state is None else random_state)
     tables = read.locate(schema, data)

@@ -31,6 +31,7 @@ from relanon.common.progress import as_progress
 from relanon.engine.avatar import RunHooks, avatarize_in_run
 from relanon.engine.column_rules import obey_rules
 from relanon.engine.private_values import parent_codes
+from relanon.multitable.associations import keep_combinations_unique
 from relanon.multitable.cross_rules import obey_cross_rules
 from relanon.multitable.keys import new_keys
 from relanon.multitable.linking.anchoring import anchor_on_parents, anchored
@@ -48,7 +49,8 @@ from relanon.multitable.policy import (
     value_problems,
 )
 from relanon.multitable.results import AnonymizationResult, LinkReport, TableRelease
-from relanon.schema.graph import child_links, parent_links, topological_order
+from relanon.multitable.self_reference import relink_within
+from relanon.schema.graph import child_links, parent_links, self_links, topological_order
 from relanon.schema.model import Schema, Table
 from relanon.schema.shapes import companion_name
 from relanon.schema.text_formats import formats_of, with_formats
@@ -93,8 +95,9 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
     for position, name in enumerate(order, start=1):
         table = schema[name]
         report.say(f"[{position}/{len(order)}] {name} ({len(original[name]):,} rows, {table.anonymize.method})")
-        # spawn(5) gives the same first four streams as spawn(4)
-        rng_avatar, rng_keys, rng_links, rng_anchor, rng_counts = (np.random.default_rng(s) for s in seeds[name].spawn(5))
+        # spawn(6) gives the same first five streams as spawn(5)
+        rng_avatar, rng_keys, rng_links, rng_anchor, rng_counts, rng_within = (
+            np.random.default_rng(s) for s in seeds[name].spawn(6))
         releases[name] = _release_table(schema, table, original, releases, rng_avatar, rng_keys, report)
         if releases[name].method == "avatar":  # a parent's numbers of children on its links go together
             settle_counts(schema, name, original, releases[name], rng_counts)
@@ -107,6 +110,13 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
                 LinkReport(link.parent, name, link.column, link.method, len(linked), int(linked.notna().sum()),
                            report.timings[step.label])
             )
+        for link in self_links(schema, name):  # a hierarchy inside the table, re-drawn among its released rows
+            releases[name].frame[link.column] = relink_within(schema, link, original, releases[name], rng_within)
+        if schema[name].association:
+            changed, left = keep_combinations_unique(schema, name, original, releases, rng_within)
+            if changed or left:
+                report.say(f"{name}: {changed:,} links moved to keep combinations of parents unique"
+                           + (f", {left:,} rows left on a repeated one" if left else ""))
         if anchored(schema, releases[name]):
             # the rows it re-draws aim at their avatar values: values that obey the rules, as the Dask
             # engine's avatars do (it applies them in each batch), so that one batch there is this release

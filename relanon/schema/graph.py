@@ -59,8 +59,16 @@ def topological_order(schema: Schema) -> list[str]:
 
 
 def parent_links(schema: Schema, table: str) -> list[Link]:
-    """The links from ``table`` up to its parents, in the order of its foreign keys."""
-    return [Link(fk.references, table, fk.column, fk.link) for fk in schema[table].foreign_keys]
+    """The links from ``table`` up to its parents, in the order of its foreign keys (self-references apart:
+    :func:`self_links`)."""
+    return [Link(fk.references, table, fk.column, fk.link) for fk in schema[table].foreign_keys
+            if fk.references != table]
+
+
+def self_links(schema: Schema, table: str) -> list[Link]:
+    """The links from ``table`` to itself (a manager, a parent category): not edges of the graph, re-linked
+    among the table's own released rows (:mod:`relanon.multitable.self_reference`)."""
+    return [Link(table, table, fk.column, fk.link) for fk in schema[table].self_references]
 
 
 def child_links(schema: Schema, table: str) -> list[Link]:
@@ -69,7 +77,7 @@ def child_links(schema: Schema, table: str) -> list[Link]:
         Link(table, child.name, fk.column, fk.link)
         for child in schema
         for fk in child.foreign_keys
-        if fk.references == table
+        if fk.references == table and child.name != table
     ]
 
 
@@ -102,4 +110,4 @@ def connected_groups(schema: Schema) -> list[list[str]]:
 
 def top_tables(schema: Schema) -> list[str]:
     """Tables without a parent."""
-    return [t.name for t in schema if not t.foreign_keys]
+    return [t.name for t in schema if not parent_links(schema, t.name)]

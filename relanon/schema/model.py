@@ -33,6 +33,7 @@ import yaml
 
 from relanon.common.atomic import write_text_atomically
 from relanon.common.errors import SchemaError
+from relanon.schema.associations import row_key_name
 from relanon.schema.cross_rules import CrossRule
 from relanon.schema.options import default
 from relanon.schema.parsing import (
@@ -116,6 +117,9 @@ class Table:
     sensitive: tuple[str, ...] = ()
     anonymize: Anonymization = field(default_factory=Anonymization)
     source: str | None = None
+    # a table of links without a key of its own (primary_key: null): its rows are numbered in a column
+    # named primary_key, never written (relanon.schema.associations)
+    association: bool = False
 
     @property
     def source_name(self) -> str:
@@ -135,6 +139,11 @@ class Table:
     @property
     def foreign_key_columns(self) -> tuple[str, ...]:
         return tuple(fk.column for fk in self.foreign_keys)
+
+    @property
+    def self_references(self) -> tuple[ForeignKey, ...]:
+        """The foreign keys to the table itself (a manager, a parent category)."""
+        return tuple(fk for fk in self.foreign_keys if fk.references == self.name)
 
     @property
     def key_columns(self) -> tuple[str, ...]:
@@ -197,7 +206,9 @@ class Schema:
 
 
 def _table_to_dict(table: Table) -> dict:
-    out: dict = {"primary_key": table.primary_key}
+    out: dict = {"primary_key": None if table.association else table.primary_key}
+    if table.association:
+        out["association"] = True
     if table.individual:
         out["individual"] = True
     if table.source:
@@ -341,9 +352,13 @@ def _build_table(name: str, spec: Mapping) -> Table:
             foreign_keys.append(ForeignKey(fk["column"], fk["references"], str(fk.get("link", "linear_sum")),
                                            fk.get("anchor") is True, rules))
     primary_key = spec.get("primary_key")
+    association = spec.get("association") is True
+    if association and primary_key is None:
+        primary_key = row_key_name(name, [c.name for c in columns], [fk.column for fk in foreign_keys])
     return Table(
         name=name,
         primary_key=primary_key if isinstance(primary_key, str) else "",
+        association=association,
         columns=tuple(columns),
         foreign_keys=tuple(foreign_keys),
         individual=bool(spec.get("individual", False)),

@@ -22,8 +22,8 @@ SECTIONS = ("file", "table", "column", "foreign_key", "anonymize")
 """Where an option is written: at the top of the file, in a table, in a column's long form
 (``{type: ..., weight: ...}``), in an item of ``foreign_keys``, or in a table's ``anonymize``."""
 
-TYPES = ("integer", "number", "boolean", "text", "word", "names", "name or names", "integer or 'auto'",
-         "format version", "tables", "columns", "foreign keys", "cross rules", "anonymize")
+TYPES = ("integer", "number", "boolean", "text", "text or null", "word", "names", "name or names",
+         "integer or 'auto'", "format version", "tables", "columns", "foreign keys", "cross rules", "anonymize")
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,8 @@ class Option:
             out["type"] = "boolean"
         elif self.type == "text":
             out |= {"type": "string", "minLength": 1}
+        elif self.type == "text or null":
+            out["oneOf"] = [{"type": "string", "minLength": 1}, {"type": "null"}]
         elif self.type == "word":
             out |= {"$ref": "#/$defs/columnType"} if self.words == COLUMN_TYPES else {"enum": list(self.words)}
         elif self.type == "names":
@@ -127,7 +129,8 @@ class Option:
 
 
 _NAMES = {"type": "array", "items": {"type": "string", "minLength": 1}, "uniqueItems": True}
-_NOUNS = {"boolean": "true or false", "text": "a non-empty text", "names": "a list of distinct column names",
+_NOUNS = {"boolean": "true or false", "text": "a non-empty text", "text or null": "a non-empty text or null",
+          "names": "a list of distinct column names",
           "name or names": "a column name or a list of column names"}
 
 
@@ -150,7 +153,12 @@ OPTIONS: tuple[Option, ...] = (
            minimum=0),
     Option("file", "tables", "tables", "The tables of the database: table name -> its declaration.", required=True),
     # ------------------------------------------------------------------ a table
-    Option("table", "primary_key", "text", "The column that identifies each row (one column).", required=True),
+    Option("table", "primary_key", "text or null", "The column that identifies each row (one column); null for an "
+           "association table (see association).", required=True),
+    Option("table", "association", "boolean", "A table of links between its parents (a pair of foreign keys, such as "
+           "a playlist and a track) with no key of its own: primary_key is null and no table refers to it; its rows "
+           "are re-linked to the released parents, each combination of parents kept unique where it was (default "
+           "false).", default=False),
     Option("table", "individual", "boolean", "The table holds people: one row per person (default false).",
            default=False),
     Option("table", "source", "text", "The table's name in the data store (default: the table's name)."),
@@ -319,6 +327,10 @@ def _method_bounds() -> list[dict]:
     return clauses
 
 
+_ASSOCIATION_RULE = {  # primary_key: null only in an association table (relanon.schema.associations)
+    "if": {"properties": {"primary_key": {"type": "null"}}, "required": ["primary_key"]},
+    "then": {"properties": {"association": {"const": True}}, "required": ["association"]},
+}
 CROSS_RULE = {
     "type": "object",
     "required": ["rule", "parent"],
@@ -362,7 +374,7 @@ def json_schema_document() -> dict:
             "foreignKey": _object("foreign_key"),
             "crossRule": CROSS_RULE,
             "anonymize": anonymize,
-            "table": _object("table"),
+            "table": {**_object("table"), **_ASSOCIATION_RULE},
         },
     }
 

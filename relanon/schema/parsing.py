@@ -179,12 +179,17 @@ def _explain(error, raw=None) -> Problem:
         known = list(error.schema.get("properties", {}))
         unknown = [k for k in instance if k not in known]
         return Problem(prefix + "; ".join(unknown_key(k, known) for k in unknown), table, column)
+    if path[-1:] == ("association",) or (kind == "required" and "'association'" in error.message):
+        return Problem("primary_key is null, but the table is not declared an association: name the column whose "
+                       "values are unique on every row, or, for a table of links between its parents with no key of "
+                       "its own, add association: true", table)
     if kind == "required":
         return Problem(prefix + error.message.replace("is a required property", "is required"), table, column)
     if path and path[-1] == "primary_key" and isinstance(instance, list):
         return Problem(
             "composite primary keys are not possible in this format: add a single-column key "
-            "(for example a row number) and declare it as primary_key",
+            "(for example a row number) and declare it as primary_key; a table of links whose key is its "
+            "foreign keys (a playlist and a track) is declared primary_key: null and association: true",
             table,
         )
     if column is not None and kind == "oneOf":

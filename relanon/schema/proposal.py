@@ -44,6 +44,7 @@ from relanon.schema.proposal_rules import (
     DeclaredKeys,
     Note,
 )
+from relanon.schema.proposal_shapes import propose_associations, propose_lookup_lists
 from relanon.schema.proposal_types import propose_anonymization, propose_individual, propose_type
 from relanon.schema.proposal_values import DistinctValues
 
@@ -157,11 +158,13 @@ def propose_schema(database: Mapping[str, pd.DataFrame], name: str | None = None
     linked = {(t, fk.column) for t, fks in links.items() for fk in fks}
     built = {}
     for table, frame in tables.items():
+        individual = propose_individual(table, frame, notes, parents=[fk.references for fk in links[table]])
         columns = []
         for column in frame.columns:
             if column == keys[table] or (table, column) in linked:
                 continue
-            kind, note = propose_type(table, column, frame[column], near_miss=(table, column) in near_misses)
+            kind, note = propose_type(table, column, frame[column], near_miss=(table, column) in near_misses,
+                                      people=individual)
             columns.append(Column(column, kind))
             notes.append(note)
         built[table] = Table(
@@ -169,9 +172,11 @@ def propose_schema(database: Mapping[str, pd.DataFrame], name: str | None = None
             primary_key=keys[table],
             columns=tuple(columns),
             foreign_keys=tuple(links[table]),
-            individual=propose_individual(table, frame, notes, parents=[fk.references for fk in links[table]]),
+            individual=individual,
             anonymize=propose_anonymization(table, len(frame), notes),
         )
+    built = propose_associations(built, tables, keys, declared, notes)
+    built = propose_lookup_lists(built, tables, notes)
     built = propose_cross_rules(built, tables, notes)
     notes += _reference_notes(built)
     schema = Schema(tables=built, name=name)
@@ -295,7 +300,8 @@ def _render_table(table: Table, proposal: Proposal) -> list[str]:
         return f"  # {_one_line(text)}" if text else ""
 
     lines = [f"  {_scalar(table.name)}:"]
-    table_notes = [n for n in proposal.notes_for(table.name) if n.about in ("table", "individual")]
+    table_notes = [n for n in proposal.notes_for(table.name) if n.about in ("table", "individual")
+                   or (n.about == "primary_key" and n.column is None and not table.association)]
     for note in table_notes:
         text = ("REVIEW: " if note.review else "") + note.message
         lines += ["    # " + line for line in textwrap.wrap(_one_line(text), 96)]
@@ -304,8 +310,12 @@ def _render_table(table: Table, proposal: Proposal) -> list[str]:
             "    # quasi_identifiers: []  # REVIEW: list the columns an attacker may know "
             "(e.g. sex, birth year, zip code)"
         )
-    key_notes = proposal.notes_for(table.name, table.primary_key, about="primary_key")
-    lines.append(f"    primary_key: {_scalar(table.primary_key)}{comment(key_notes)}")
+    if table.association:
+        lines.append(f"    primary_key: null{comment(proposal.notes_for(table.name, None, about='primary_key'))}")
+        lines.append("    association: true")
+    else:
+        key_notes = proposal.notes_for(table.name, table.primary_key, about="primary_key")
+        lines.append(f"    primary_key: {_scalar(table.primary_key)}{comment(key_notes)}")
     lines.append(f"    individual: {'true' if table.individual else 'false'}")
     if table.foreign_keys:
         lines.append("    foreign_keys:")

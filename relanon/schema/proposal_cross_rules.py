@@ -31,7 +31,7 @@ def propose_cross_rules(built: Mapping[str, Table], tables: Mapping[str, pd.Data
         links = []
         for fk in table.foreign_keys:
             parent = built.get(fk.references)
-            if parent is None:
+            if parent is None or fk.references == name or not parent.primary_key:  # a self-reference: no rule
                 links.append(fk)
                 continue
             child_frame = typed[name].assign(**{fk.column: tables[name][fk.column]})

@@ -17,6 +17,7 @@ import pandas as pd
 
 from relanon.common.errors import format_examples
 from relanon.schema.model import ForeignKey
+from relanon.schema.proposal_hierarchy import forest, propose_self_reference
 from relanon.schema.proposal_rules import (
     ID_WORDS,
     WEAK_KEY_WORDS,
@@ -205,6 +206,10 @@ def propose_foreign_keys(tables, keys: dict[str, str], notes: list[Note], declar
         for position, column in enumerate(frame.columns):
             if column == keys[child] or (child, column) in taken:
                 continue
+            within = propose_self_reference(child, column, frame, keys[child], notes)
+            if within is not None:  # a hierarchy inside the table (a manager): no edge of the graph
+                found.append((0, list(tables).index(child), position, child, column, child, within, unsure))
+                continue
             match, named = _best_parent(child, column, frame[column], tables, keys, notes)
             if named and match is None:
                 held_back.add((child, column))
@@ -220,7 +225,13 @@ def propose_foreign_keys(tables, keys: dict[str, str], notes: list[Note], declar
     graph.add_nodes_from(tables)
     links: dict[str, list[ForeignKey]] = {t: [] for t in tables}
     for strength, _, _, child, column, parent, why, review in sorted(found):
-        if nx.has_path(graph, child, parent):
+        if parent == child and not forest(tables[child], keys[child], column):
+            notes.append(Note(child, column, f"{why}, but some rows form a cycle (a row its own ancestor): left out; "
+                              "relanon releases a hierarchy without cycles: empty the reference of the row at the top "
+                              "of each cycle, then declare it under foreign_keys", about="foreign_key", review=True))
+            held_back.add((child, column))
+            continue
+        if parent != child and nx.has_path(graph, child, parent):
             notes.append(
                 Note(
                     child,
@@ -234,7 +245,8 @@ def propose_foreign_keys(tables, keys: dict[str, str], notes: list[Note], declar
             if strength < VALUE_STRENGTH:  # named like a key: dropped until declared; values alone: kept
                 held_back.add((child, column))
             continue
-        graph.add_edge(parent, child)
+        if parent != child:
+            graph.add_edge(parent, child)
         links[child].append(ForeignKey(column, parent, "linear_sum"))
         notes.append(Note(child, column, why, about="foreign_key", review=review))
     order = {t: {c: i for i, c in enumerate(tables[t].columns)} for t in tables}

@@ -41,8 +41,14 @@ from relanon.schema.proposal_rules import (
 # --------------------------------------------------------------------------- column types
 
 
-def propose_type(table: str, column: str, values: pd.Series, near_miss: bool = False) -> tuple[str, Note]:
-    """The proposed type of one column and the note saying why."""
+def propose_type(table: str, column: str, values: pd.Series, near_miss: bool = False,
+                 people: bool = True) -> tuple[str, Note]:
+    """The proposed type of one column and the note saying why.
+
+    ``people``: whether the table's rows are people; a column called only ``name`` is a person's name there,
+    a label elsewhere (a genre's, a product's). A column named after a kind of person (``customer_name``)
+    is a person's name in any table.
+    """
 
     def note(message, review=False):
         return Note(table, column, message, about="type", review=review)
@@ -58,6 +64,9 @@ def propose_type(table: str, column: str, values: pd.Series, near_miss: bool = F
         return "drop", note("no values at all", review=True)
     if pd.api.types.is_bool_dtype(dtype):
         return "boolean", note("true/false values")
+    constant = _constant_type(present, dtype, len(values), note)
+    if constant is not None:
+        return constant
     if isinstance(dtype, pd.CategoricalDtype):
         return "categorical", note("pandas categorical")
     if pd.api.types.is_datetime64_any_dtype(dtype):
@@ -69,7 +78,7 @@ def propose_type(table: str, column: str, values: pd.Series, near_miss: bool = F
     if pd.api.types.is_string_dtype(dtype):  # object columns too
         kind = pd.api.types.infer_dtype(present, skipna=True)
         if kind == "string":
-            return _text_type(snake, present.astype(str), note)
+            return _text_type(snake, present.astype(str), note, people)
         if kind == "boolean":
             return "boolean", note("true/false values")
         if kind in ("integer", "floating", "mixed-integer-float", "decimal"):
@@ -110,7 +119,21 @@ def _numeric_type(snake: str, present: pd.Series, n_rows: int, note) -> tuple[st
     return "integer", note(f"{whole}, {distinct_text(distinct)}")
 
 
-def _text_type(snake: str, present: pd.Series, note) -> tuple[str, Note]:
+def _constant_type(present: pd.Series, dtype, n_rows: int, note) -> tuple[str, Note] | None:
+    """A column holding one value on every row that has one: proposed as what it holds (a whole number is an
+    integer, not a yes/no flag) with a note, or None for other columns."""
+    if not (pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)) \
+            or present.nunique() != 1:
+        return None
+    value = present.iloc[0]
+    whole = float(value) == round(float(value))
+    missing = f" ({n_rows - len(present):,} missing)" if len(present) < n_rows else ""
+    return ("integer" if whole else "continuous"), note(
+        f"a constant: all {len(present):,} values are {value:g}{missing}; released as it is (it tells nothing "
+        "about any row): set its type to drop to leave it out")
+
+
+def _text_type(snake: str, present: pd.Series, note, people: bool = True) -> tuple[str, Note]:
     uniques = pd.Series(present.unique())
     words = set(uniques.str.strip().str.lower()) if len(uniques) <= 2 * len(BOOLEAN_WORDS) else set()
     if words and words <= BOOLEAN_WORDS:
@@ -120,6 +143,11 @@ def _text_type(snake: str, present: pd.Series, note) -> tuple[str, Note]:
         return "datetime", note(dates, review="check" in dates)
     distinct = len(uniques)
     by_name, by_values = identifier_by_name(snake), identifier_by_values(present)
+    if not people and snake in ("name", "names"):
+        if len(present) > 1 and distinct == len(present):  # each row its own name: it names the row (a hospital)
+            return "drop", _identifier_note(note, f"a name unique on every row ({distinct:,} distinct), which "
+                                                  "identifies each row")
+        by_name = None  # a label shared by rows: the name of a genre, a product, a team (rows that are not people)
     if by_values is not None:
         return "drop", _identifier_note(note, f"the values are {by_values}")
     if by_name is not None:

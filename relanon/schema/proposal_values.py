@@ -31,7 +31,14 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.errors import format_examples
-from relanon.schema.proposal_rules import BOOLEAN_WORDS, ID_WORDS, entity_names, name_words, snake_name
+from relanon.schema.proposal_rules import (
+    BOOLEAN_WORDS,
+    ID_WORDS,
+    PEOPLE_WORDS,
+    entity_names,
+    name_words,
+    snake_name,
+)
 
 NEAR_COVERAGE = 0.95
 """A column with at least this share of its distinct values among a parent's keys, but not all, is a near miss."""
@@ -127,10 +134,19 @@ def containment(column: str, child: Distinct, parent: str, key: str, keys: Disti
     return Containment(parent, key, found, values[~inside], named or _unlikely_by_chance(child, keys), named)
 
 
+ROLE_WORDS = frozenset(("rep", "representative", "agent", "manager", "salesperson", "salesman", "seller", "clerk",
+                        "cashier", "supervisor", "assignee", "owner", "handler", "advisor", "adviser", "officer",
+                        "consultant", "approver", "reviewer", "creator", "author", "referrer", "operator", "attendant"))
+"""Words of a column name that name a role a person holds: ``SalesRepId`` refers to a table of people (staff,
+employees) as much as ``StaffId`` would."""
+
+
 def _names_relate(column: str, parent: str, key: str) -> bool:
     words = name_words(snake_name(column)) - set(ID_WORDS)
     if words & COUNT_WORDS:
         return False
+    if words & ROLE_WORDS and entity_names(parent) & (set(PEOPLE_WORDS) | ROLE_WORDS | {"personnel"}):
+        return True  # a role (a sales rep) and a table of people (staff, employees, agents)
     return bool(words & (entity_names(parent) | name_words(snake_name(key))) - set(ID_WORDS))
 
 

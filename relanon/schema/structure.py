@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from relanon.common.errors import Problem
 from relanon.common.options import did_you_mean
+from relanon.schema.associations import association_problems
 from relanon.schema.cross_rules import rule_problems
 from relanon.schema.graph import find_cycles
 from relanon.schema.options import method_options, option, options
@@ -28,6 +29,7 @@ def structure_problems(schema: Schema) -> list[Problem]:
         problems += _method_problems(table)
     problems += _source_problems(schema)
     problems += _cycle_problems(schema)
+    problems += association_problems(schema)
     return problems
 
 
@@ -87,17 +89,12 @@ def _key_problems(table: Table) -> list[Problem]:
 def _link_problems(table: Table, schema: Schema) -> list[Problem]:
     problems = []
     for fk in table.foreign_keys:
-        if fk.references == table.name:
-            problems.append(
-                Problem(
-                    f"the foreign key references its own table {table.name!r}; self-references "
-                    "(hierarchies inside one table) are not supported: drop the column or move the "
-                    "hierarchy to a separate table",
-                    table.name,
-                    fk.column,
-                )
-            )
-        elif fk.references not in schema.tables:
+        if fk.references == table.name:  # a self-reference: a hierarchy inside the table (relanon.schema.hierarchy)
+            if fk.anchor:
+                problems.append(Problem("anchor has no meaning for a self-reference (a row is not re-drawn on another "
+                                        "row of its table): remove it", table.name, fk.column))
+            continue
+        if fk.references not in schema.tables:
             problems.append(
                 Problem(
                     f"the foreign key references unknown table {fk.references!r}"

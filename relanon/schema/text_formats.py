@@ -40,7 +40,8 @@ _TIMES = ("", " %H:%M", " %H:%M:%S", " %H:%M:%S.%f", " %H:%M:%S.%3f",
 _MILLISECONDS = "%3f"  # milliseconds (2021-06-03T20:45:17.000Z, as JavaScript writes): always a format's end
 _ZONE_SUFFIX = r"(Z|[+-]\d\d:\d\d|[+-]\d\d\d\d)$"
 _ZONE_STYLES = {"Z": r"Z", "+HH:MM": r"[+-]\d\d:\d\d", "+HHMM": r"[+-]\d\d\d\d"}
-# what relanon writes anyway (pandas' ISO 8601): nothing to remember
+# what relanon writes anyway (pandas' ISO 8601): nothing to remember, but for a column of midnights written
+# with their time (2007-01-01 00:00:00), which pandas would write without it (2007-01-01)
 _DEFAULT_DATES = {("%Y-%m-%d", None), ("%Y-%m-%d %H:%M:%S", None), ("%Y-%m-%d %H:%M:%S", "+HH:MM")}
 _SAMPLE = 200
 _RULE_ZONES = ("CET", "EET", "MET", "WET", "EST5EDT", "CST6CDT", "MST7MDT", "PST8PDT")
@@ -177,7 +178,8 @@ def _date_spec(text: pd.Series, dates: pd.Series):
             continue
         if rule is not None:
             return ("datetime", fmt, zone, rule)
-        return None if (fmt, zone) in _DEFAULT_DATES else ("datetime", fmt, zone)
+        midnights = "%H" in fmt and bool((wall == wall.dt.normalize()).all())
+        return None if (fmt, zone) in _DEFAULT_DATES and not midnights else ("datetime", fmt, zone)
     return None
 
 

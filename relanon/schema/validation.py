@@ -44,8 +44,10 @@ import pandas as pd
 
 from relanon.common.errors import DataError, ParameterError, Problem
 from relanon.common.options import Method, did_you_mean
+from relanon.schema.associations import numbered
 from relanon.schema.coercion import COERCERS, INTEGER, MISSING_MARKERS, Issue, coerce_key, key_kind
 from relanon.schema.graph import connected_groups, topological_order
+from relanon.schema.hierarchy import hierarchy_problems
 from relanon.schema.model import Schema, Table
 from relanon.schema.shapes import companion_name, companion_table, looks_released, released_table
 from relanon.schema.text_formats import formats_of, learn_format, with_formats
@@ -201,6 +203,7 @@ def coerce_database(
         }
         if looks_released(table, frame):
             table = released_table(table)  # a de-associated release: its own shape
+        frame = numbered(table, frame)  # an association table's rows get their row numbers
         coerced[name], found = coerce_table(table, frame, parent_kinds, from_text=from_text)
         problems += found
         if table.primary_key in coerced[name]:
@@ -208,6 +211,7 @@ def coerce_database(
     for name, frame in coerced.items():
         problems += _primary_key_problems(schema[name], frame)
         problems += _orphan_problems(schema, schema[name], frame, coerced)
+        problems += hierarchy_problems(schema[name], frame)
     companions = {}
     for table in schema:
         name = companion_name(table)

@@ -36,6 +36,7 @@ import pandas as pd
 from relanon.common.atomic import write_text_atomically
 from relanon.common.errors import DataError, ParameterError, Problem, StorageError
 from relanon.common.options import closest_name
+from relanon.schema.associations import unnumbered
 from relanon.schema.model import Schema
 from relanon.schema.proposal import DeclaredKeys
 from relanon.schema.shapes import companion_name
@@ -280,7 +281,7 @@ def write_database(database, location, schema: Schema | None = None, *, format=N
         return str(location)
     path = Path(location)
     if fmt == "sqlite":
-        write_sqlite(tables, path)
+        write_sqlite(tables, path, _keys_for_output(schema, tables))
     else:
         write_folder(tables, path, fmt, files)
     return path
@@ -407,7 +408,8 @@ def _named_for_output(database, schema: Schema | None) -> dict[str, pd.DataFrame
                 Problem("column names must be text to be written; rename them", str(name), None, tuple(bad))
             )
         else:
-            tables[output] = frame
+            tables[output] = unnumbered(schema.tables[name], frame) if schema is not None and name in schema.tables \
+                else frame
     if problems:
         raise DataError("the database cannot be written", problems)
     return tables
@@ -423,7 +425,9 @@ def _keys_for_output(schema: Schema | None, tables) -> dict[str, TableKeys]:
             continue
         links = tuple((fk.column, schema[fk.references].source_name, schema[fk.references].primary_key)
                       for fk in table.foreign_keys if fk.references in schema.tables)
-        keys[table.source_name] = TableKeys(table.primary_key, links)
+        # an association table's key is its combination of parents (declared when it is unique)
+        key = table.foreign_key_columns if table.association else table.primary_key
+        keys[table.source_name] = TableKeys(key, links)
     return keys
 
 

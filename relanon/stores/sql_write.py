@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 
 from relanon.common.errors import StorageError
+from relanon.schema.text_formats import as_text, formats_of
 from relanon.stores.fingerprints import fingerprinted_notes, sql_fingerprint
 from relanon.stores.sql import (
     CHUNK_ROWS,
@@ -31,16 +32,23 @@ from relanon.stores.sql import (
     sqlalchemy,
 )
 
-__all__ = ["TableKeys", "as_text_values", "write_tables"]
+__all__ = ["TableKeys", "as_text_values", "declared_keys", "parents_first", "write_tables"]
 
 
 @dataclass(frozen=True)
 class TableKeys:
-    """The keys declared with a written table: its primary key and its foreign keys
-    (``(column, parent table, parent column)``, the parent as written)."""
+    """The keys declared with a written table: its primary key (a column, or the columns of an association
+    table's combination of parents) and its foreign keys (``(column, parent table, parent column)``, the
+    parent as written)."""
 
-    primary_key: str | None = None
+    primary_key: str | tuple[str, ...] | None = None
     foreign_keys: tuple[tuple[str, str, str], ...] = ()
+
+    @property
+    def key_columns(self) -> tuple[str, ...]:
+        if self.primary_key is None:
+            return ()
+        return (self.primary_key,) if isinstance(self.primary_key, str) else tuple(self.primary_key)
 
 
 def write_tables(location, tables: Mapping[str, pd.DataFrame], keys: Mapping[str, TableKeys],
@@ -91,11 +99,14 @@ def _create_and_load(sa, connection, schema, tables, keys) -> None:
     fast = dialect == "postgresql" and connection.dialect.driver == "psycopg"
     metadata = sa.MetaData(schema=schema)
     frames = {name: as_text_values(frame) if dialect == "sqlite" else frame for name, frame in tables.items()}
-    declared = _declared(frames, keys)
+    declared = declared_keys(frames, keys)
     built = {}
-    for name, frame in frames.items():
+    for name in parents_first(frames, declared):
+        frame = frames[name]
         key, links = declared[name]
-        columns = [sa.Column(c, _column_type(sa, frame[c], dialect, c == key or c in links), nullable=c != key)
+        written = formats_of(tables[name])
+        columns = [sa.Column(c, _column_type(sa, frame[c], dialect, c in key or c in links, written.get(c)),
+                             nullable=c not in key)
                    for c in frame.columns]
         constraints = [] if fast else _constraints(sa, schema, key, links)
         built[name] = sa.Table(name, metadata, *columns, *constraints)
@@ -107,8 +118,8 @@ def _create_and_load(sa, connection, schema, tables, keys) -> None:
             _insert(connection, table, frames[name])
     if fast:  # constraints after the rows: each is checked once, on the whole table
         for name, (key, _) in declared.items():
-            if key is not None:
-                connection.execute(sa.schema.AddConstraint(sa.PrimaryKeyConstraint(built[name].c[key])))
+            if key:
+                connection.execute(sa.schema.AddConstraint(sa.PrimaryKeyConstraint(*(built[name].c[c] for c in key))))
         for name, (_, links) in declared.items():
             for column, (parent, parent_column) in links.items():
                 constraint = sa.ForeignKeyConstraint([built[name].c[column]], [built[parent].c[parent_column]])
@@ -116,33 +127,50 @@ def _create_and_load(sa, connection, schema, tables, keys) -> None:
                 connection.execute(sa.schema.AddConstraint(constraint))
 
 
-def _declared(frames, keys) -> dict[str, tuple[str | None, dict[str, tuple[str, str]]]]:
-    """Per table: the primary key column and the foreign keys that can be declared with the data."""
+def declared_keys(frames, keys) -> dict[str, tuple[tuple[str, ...], dict[str, tuple[str, str]]]]:
+    """Per table: the primary key columns (empty for none) and the foreign keys that can be declared with the
+    data: a key unique and never missing, a foreign key to a parent whose declared key is its one column."""
     primary = {}
     for name, frame in frames.items():
-        key = keys.get(name, TableKeys()).primary_key
-        fits = key in frame.columns and frame[key].notna().all() and frame[key].is_unique
-        primary[name] = key if fits else None
+        columns = keys.get(name, TableKeys()).key_columns
+        fits = bool(columns) and all(c in frame.columns for c in columns) and bool(frame[list(columns)].notna().all().all()) \
+            and not frame.duplicated(list(columns)).any()
+        primary[name] = columns if fits else ()
     declared = {}
     for name, frame in frames.items():
         links = {}
         for column, parent, parent_column in keys.get(name, TableKeys()).foreign_keys:
-            if column in frame.columns and primary.get(parent) == parent_column:
+            if column in frame.columns and primary.get(parent) == (parent_column,):
                 links[column] = (parent, parent_column)
         declared[name] = (primary[name], links)
     return declared
 
 
+def parents_first(names, declared) -> list[str]:
+    """``names`` with each table after the tables its declared foreign keys refer to (file order kept
+    otherwise; a self-reference is no constraint on the order)."""
+    done: list[str] = []
+    todo = list(names)
+    while todo:
+        ready = [n for n in todo if all(p in done or p == n or p not in todo
+                                        for p, _ in declared.get(n, ((), {}))[1].values())]
+        ready = ready or todo[:1]  # a cycle of foreign keys (never in a schema relanon accepted): file order
+        done += ready
+        todo = [n for n in todo if n not in ready]
+    return done
+
+
 def _constraints(sa, schema, key, links) -> list:
-    found = [sa.PrimaryKeyConstraint(key)] if key is not None else []
+    found = [sa.PrimaryKeyConstraint(*key)] if key else []
     prefix = f"{schema}." if schema is not None else ""
     for column, (parent, parent_column) in links.items():
         found.append(sa.ForeignKeyConstraint([column], [f"{prefix}{parent}.{parent_column}"]))
     return found
 
 
-def _column_type(sa, values: pd.Series, dialect: str, key: bool):
-    """The SQL type of a column, from its data: integers stay integers, dates stay dates."""
+def _column_type(sa, values: pd.Series, dialect: str, key: bool, spec=None):
+    """The SQL type of a column, from its data: integers stay integers, dates stay dates (a date-time
+    whose input showed a time, ``2007-01-01 00:00:00``, stays a date-time, even at midnight)."""
     dtype = values.dtype
     if pd.api.types.is_bool_dtype(dtype):
         return sa.Boolean()
@@ -157,7 +185,8 @@ def _column_type(sa, values: pd.Series, dialect: str, key: bool):
     if isinstance(dtype, pd.DatetimeTZDtype):
         return sa.DateTime(timezone=True)
     if pd.api.types.is_datetime64_dtype(dtype):
-        return sa.Date() if _all_midnight(values) else sa.DateTime()
+        with_time = spec is not None and spec[0] == "datetime" and "%H" in spec[1]
+        return sa.Date() if _all_midnight(values) and not with_time else sa.DateTime()
     if key and dialect not in ("postgresql", "sqlite"):  # MySQL and others index only bounded text
         longest = values.dropna().astype("str").str.len().max()
         return sa.String(int(max(1, 0 if pd.isna(longest) else longest)))
@@ -234,11 +263,18 @@ def _python(value):
 
 
 def as_text_values(frame: pd.DataFrame) -> pd.DataFrame:
-    """Dates as ISO 8601 text and booleans as 0/1, as SQLite stores them."""
+    """Dates as ISO 8601 text and booleans as 0/1, as SQLite stores them; dates and booleans read from text
+    in another format (``2007-01-01 00:00:00``, ``Y``/``N``: :mod:`relanon.schema.text_formats`) in that
+    format."""
     changes = {}
+    formats = formats_of(frame)
     for column, dtype in frame.dtypes.items():
         values = frame[column]
-        if isinstance(dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(dtype):
+        spec = formats.get(column)
+        text = as_text(values, spec) if spec is not None and spec[0] in ("datetime", "boolean") else None
+        if text is not None:
+            changes[column] = text
+        elif isinstance(dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(dtype):
             changes[column] = values.astype("str").where(values.notna())
         elif pd.api.types.is_bool_dtype(dtype):
             changes[column] = values.astype("Int64")

@@ -19,7 +19,7 @@ from relanon.stores.base import Store, plain_strings, quoted, reason
 from relanon.stores.fingerprints import fingerprinted_notes, sqlite_fingerprint
 from relanon.stores.outputs import starts_like_sqlite
 from relanon.stores.sql import FILES_TABLE
-from relanon.stores.sql_write import as_text_values
+from relanon.stores.sql_write import TableKeys, as_text_values, declared_keys, parents_first
 
 
 class SqliteFile(Store):
@@ -87,26 +87,32 @@ class SqliteFile(Store):
         self.connection.close()
 
 
-def write_sqlite(tables: dict[str, pd.DataFrame], path: Path) -> None:
+def write_sqlite(tables: dict[str, pd.DataFrame], path: Path, keys: dict[str, TableKeys] | None = None) -> None:
     """A new SQLite file is written under a temporary name and renamed; in an existing one (the
-    output check allowed it: ``overwrite``) only these tables are replaced, in one transaction."""
+    output check allowed it: ``overwrite``) only these tables are replaced, in one transaction.
+
+    ``keys`` (written name -> :class:`~relanon.stores.sql_write.TableKeys`) are declared with the tables
+    (``PRIMARY KEY``, ``FOREIGN KEY ... REFERENCES``), each table created after the tables it refers to; a
+    key the data do not fit (repeated or missing values) is left out, as on a database server."""
     if path.is_file() and path.stat().st_size:
-        _fill_sqlite(path, tables, replace=True)
+        _fill_sqlite(path, tables, keys or {}, replace=True)
         return
     with atomic_file(path) as tmp:
-        _fill_sqlite(tmp, tables, replace=False)
+        _fill_sqlite(tmp, tables, keys or {}, replace=False)
 
 
-def _fill_sqlite(path: Path, tables: dict[str, pd.DataFrame], *, replace: bool) -> None:
+def _fill_sqlite(path: Path, tables: dict[str, pd.DataFrame], keys: dict[str, TableKeys], *, replace: bool) -> None:
     connection = sqlite3.connect(path, isolation_level=None)  # transactions are ours
+    data = {name: frame for name, frame in tables.items() if name != FILES_TABLE}
+    declared = declared_keys(data, keys)
     try:
         connection.execute("BEGIN IMMEDIATE")
         try:
-            for name, frame in tables.items():
-                if replace:
+            if replace:  # children first: a parent that a kept table refers to is replaced all the same
+                for name in reversed(parents_first(tables, declared)):
                     _drop_sqlite_table(connection, name)
-                if name != FILES_TABLE:
-                    _create_sqlite_table(connection, name, frame)
+            for name in parents_first(data, declared):
+                _create_sqlite_table(connection, name, data[name], *declared[name])
             if FILES_TABLE in tables:  # the notes last, with the fingerprints of the tables as stored
                 fingerprints = {name: sqlite_fingerprint(connection, name) for name in tables if name != FILES_TABLE}
                 _create_sqlite_table(connection, FILES_TABLE, fingerprinted_notes(tables[FILES_TABLE], fingerprints))
@@ -128,10 +134,18 @@ def _drop_sqlite_table(connection, name: str) -> None:
         connection.execute(f"DROP {row[0].upper()} {quoted(name)}")
 
 
-def _create_sqlite_table(connection, name: str, frame: pd.DataFrame) -> None:
+def _create_sqlite_table(connection, name: str, frame: pd.DataFrame, key=(), links=None) -> None:
     types = _sqlite_types(frame)
-    columns = ", ".join(f"{quoted(column)} {types[column]}" for column in frame.columns)
-    connection.execute(f"CREATE TABLE {quoted(name)} ({columns})")
+    if len(key) == 1 and types[key[0]] == "INTEGER":
+        # an INTEGER PRIMARY KEY would be the rowid, and SQLite would return the rows in key order; INT has the
+        # same (integer) affinity and keeps the rows in the order written
+        types[key[0]] = "INT"
+    parts = [f"{quoted(column)} {types[column]}{' NOT NULL' if column in key else ''}" for column in frame.columns]
+    if key:
+        parts.append(f"PRIMARY KEY ({', '.join(quoted(c) for c in key)})")
+    parts += [f"FOREIGN KEY ({quoted(column)}) REFERENCES {quoted(parent)} ({quoted(parent_column)})"
+              for column, (parent, parent_column) in (links or {}).items()]
+    connection.execute(f"CREATE TABLE {quoted(name)} ({', '.join(parts)})")
     if not len(frame) or not len(frame.columns):
         return
     values = as_text_values(frame).astype(object)

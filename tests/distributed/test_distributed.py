@@ -423,3 +423,17 @@ def test_one_batch_settles_the_counts_of_several_links_as_the_local_engine(one_w
         expected = pd.read_parquet(local / f"{table.source_name}.parquet")
         pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "out" / table.source_name / "part.00000.parquet"),
                                       expected)
+
+
+def test_association_tables_and_self_references_are_refused_with_the_local_engine_named(tmp_path):
+    from relanon.distributed.run import run
+    from relanon.schema.model import load_schema
+
+    schema = load_schema({"relanon": 1, "tables": {
+        "items": {"primary_key": "item_id", "foreign_keys": [{"column": "parent_id", "references": "items"}]},
+        "lists": {"primary_key": "list_id"},
+        "list_items": {"primary_key": None, "association": True, "foreign_keys": [
+            {"column": "list_id", "references": "lists"}, {"column": "item_id", "references": "items"}]}}})
+    with pytest.raises(ParameterError, match=r"items \(a self-reference\), list_items \(an association table\).*"
+                                             r"--engine local"):
+        run(None, schema, tmp_path, tmp_path / "out", tmp_path / "work", progress=False)

@@ -497,7 +497,8 @@ def test_a_table_named_after_the_people_it_points_to_is_not_people():
 
 def test_a_reference_list_gets_a_note_proposing_keep():
     db = {
-        "airlines": pd.DataFrame({"carrier": [f"C{i:02d}" for i in range(20)], "alliance": ["one", "sky", "star", "-"] * 5}),
+        "airlines": pd.DataFrame({"carrier": [f"C{i:02d}" for i in range(20)], "alliance": ["one", "sky", "star", "-"] * 5,
+                                  "fleet": np.arange(20) * 7 + 3}),  # not a lookup list of labels only (keep)
         "customers": pd.DataFrame({"customer_id": range(30), "birth_date": pd.date_range("1980-01-01", periods=30),
                                    "gender": ["F", "M"] * 15}),
         "flights": pd.DataFrame({"flight_id": range(60), "carrier": [f"C{i % 20:02d}" for i in range(60)],

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from relanon.common.errors import SchemaError
+from relanon.schema.graph import child_links, parent_links, top_tables
 from relanon.schema.model import Anonymization, Column, ForeignKey, dump_schema, load_schema
 
 EXAMPLE = """
@@ -142,8 +143,10 @@ def test_foreign_key_to_unknown_table():
     assert message.startswith("v.pid: the foreign key references unknown table 'patient' (did you mean 'patients'?)")
 
 
-def test_self_reference():
-    assert "references its own table" in one_problem(minimal(e={"primary_key": "id", "foreign_keys": [{"column": "boss", "references": "e"}]}))
+def test_self_reference_is_a_hierarchy_not_an_edge_of_the_graph():
+    schema = load_schema(minimal(e={"primary_key": "id", "foreign_keys": [{"column": "boss", "references": "e"}]}))
+    assert [fk.column for fk in schema["e"].self_references] == ["boss"]
+    assert not parent_links(schema, "e") and not child_links(schema, "e") and "e" in top_tables(schema)
 
 
 def test_cycle_names_the_tables_in_order():
@@ -208,10 +211,10 @@ tables:
     primary_key: visit_id
     foreign_keys:
       - {column: patient_id, references: patient}
-      - {column: v2, references: visits}
+      - {column: patient_id, references: patients}
 """)
     assert len(found) == 6, found
-    for expected in ("individal", "integr", "primary key is listed under columns", "zip", "'patient'", "own table"):
+    for expected in ("individal", "integr", "primary key is listed under columns", "zip", "'patient'", "declared twice"):
         assert any(expected in f for f in found), expected
 
 

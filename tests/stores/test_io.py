@@ -111,12 +111,17 @@ def test_sqlite_stores_dates_as_text_and_booleans_as_integers(clinic_database, c
         row = connection.execute("SELECT at, urgent, severity, cost FROM visits WHERE visit_id = 101").fetchone()
         declared = {r[1]: r[2] for r in connection.execute("PRAGMA table_info(visits)")}
         missing = connection.execute("SELECT severity FROM visits WHERE visit_id = 102").fetchone()
+        key = [r[1] for r in connection.execute("PRAGMA table_info(visits)") if r[5]]
+        links = {(r[3], r[2], r[4]) for r in connection.execute("PRAGMA foreign_key_list(visits)")}
+        unchecked = connection.execute("PRAGMA foreign_key_check").fetchall()
     connection.close()
     assert row == ("2021-02-11 16:45:10.250", 1, 3, 80.5)  # ISO 8601
-    assert declared == {
-        "visit_id": "INTEGER", "patient_id": "INTEGER", "doctor_id": "TEXT", "at": "TEXT",
+    assert declared == {  # INT, not INTEGER, for a key: an INTEGER PRIMARY KEY would reorder the rows
+        "visit_id": "INT", "patient_id": "INTEGER", "doctor_id": "TEXT", "at": "TEXT",
         "cost": "REAL", "severity": "INTEGER", "urgent": "INTEGER",
     }
+    assert key == ["visit_id"] and unchecked == []
+    assert links == {("patient_id", "patients", "patient_id"), ("doctor_id", "doctors", "doctor_id")}
     assert missing == (None,)
 
 
@@ -329,10 +334,10 @@ def test_a_previous_output_is_replaced_only_when_the_new_one_is_complete(
         monkeypatch.setattr(pd.DataFrame, method, disk_full(getattr(pd.DataFrame, method)))
     create_table = sqlite_module._create_sqlite_table
 
-    def create_or_fail(connection, name, frame):
+    def create_or_fail(connection, name, frame, *keys):
         if "boom" in frame.columns:
             raise OSError(28, "No space left on device")
-        return create_table(connection, name, frame)
+        return create_table(connection, name, frame, *keys)
 
     monkeypatch.setattr(sqlite_module, "_create_sqlite_table", create_or_fail)
     broken = {**clinic_database, "zz_last": pd.DataFrame({"boom": [1]})}

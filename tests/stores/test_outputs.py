@@ -75,10 +75,10 @@ def test_sqlite_overwrite_replaces_only_the_release_tables_in_one_transaction(ws
     before = target.read_bytes()
     create = sqlite_module._create_sqlite_table
 
-    def fail_on_visits(connection, name, frame):
+    def fail_on_visits(connection, name, frame, *keys):
         if name == "visits":
             raise OSError(28, "No space left on device")
-        return create(connection, name, frame)
+        return create(connection, name, frame, *keys)
 
     monkeypatch.setattr(sqlite_module, "_create_sqlite_table", fail_on_visits)
     assert anonymize(ws, "shared.sqlite", *args, "--overwrite") == 2

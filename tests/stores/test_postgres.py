@@ -14,14 +14,17 @@ import numpy as np
 import pandas as pd
 import pytest
 from postgres_server import INSTALL_HINT, ServerUnavailable, temporary_server
+from retail_database import retail_tables, write_retail_sqlite
 
 from relanon import datasets
 from relanon.cli import main
 from relanon.common.errors import StorageError
 from relanon.multitable.pipeline import anonymize
 from relanon.multitable.release import write_release
+from relanon.schema.hierarchy import depths, parent_rows
 from relanon.schema.model import dump_schema, load_schema
 from relanon.schema.proposal import propose_schema
+from relanon.schema.validation import check_database
 from relanon.stores.io import declared_keys, read_database, read_tables, write_database
 from relanon.stores.notes import check_release, release_methods
 
@@ -365,3 +368,51 @@ def test_postgresql_urls_use_psycopg_3():
     assert "pw" not in repr(engine.url)
     engine.dispose()
 
+
+
+# --------------------------------------------------------------------------- keys of a release
+
+
+def test_association_keys_and_self_references_are_declared_and_checked_by_the_server(server, database):
+    schema = load_schema({"relanon": 1, "tables": {
+        "lists": {"primary_key": "list_id", "columns": {"label": "categorical"}},
+        "items": {"primary_key": "item_id", "foreign_keys": [{"column": "parent_id", "references": "items"}],
+                  "columns": {"added": "datetime"}},
+        "list_items": {"primary_key": None, "association": True, "foreign_keys": [
+            {"column": "list_id", "references": "lists"}, {"column": "item_id", "references": "items"}]}}})
+    raw = {"lists": pd.DataFrame({"list_id": [1, 2], "label": ["a", "b"]}),
+           "items": pd.DataFrame({"item_id": [1, 2, 3], "parent_id": [None, 1, 2],
+                                  "added": ["2007-01-01 00:00:00", "2007-01-02 00:00:00", "2007-01-03 00:00:00"]}),
+           "list_items": pd.DataFrame({"list_id": [1, 1, 2], "item_id": [1, 2, 2]})}
+    write_database(check_database(schema, raw, from_text=True), database, schema)
+    found = {(table.strip('"'), kind, column, parent.strip('"') if parent else None)
+             for table, kind, column, parent in constraints(server, database)}
+    assert found == {("lists", "p", "list_id", None), ("items", "p", "item_id", None),
+                     ("items", "f", "parent_id", "items"), ("list_items", "p", "list_id", None),
+                     ("list_items", "p", "item_id", None), ("list_items", "f", "list_id", "lists"),
+                     ("list_items", "f", "item_id", "items")}
+    assert column_types(server, database)[("items", "added")] == "timestamp without time zone"  # written with a time
+    assert column_types(server, database).get(("list_items", "relanon_row")) is None  # the row numbers stay in memory
+
+
+@pytest.mark.slow
+def test_a_release_declares_association_keys_and_self_references_that_the_server_checks(server, database, tmp_path):
+    source = write_retail_sqlite(tmp_path / "retail.sqlite", retail_tables(tracks=120, customers=40, invoices=80))
+    proposal = propose_schema(read_tables(source), declared=declared_keys(source))
+    schema = load_schema(proposal.to_yaml())
+    with pytest.warns(UserWarning):  # the employees' cities: no city held by 10 people
+        result = anonymize(schema, read_database(source, schema), random_state=2, progress=False)
+    url = database + "?schema=release"
+    write_release(result, url)
+    found = {(table.strip('"'), kind, column, parent.strip('"') if parent else None)  # mixed case: quoted
+             for table, kind, column, parent in constraints(server, database, "release")}
+    assert {("PlaylistTrack", "p", "PlaylistId", None), ("PlaylistTrack", "p", "TrackId", None)} <= found
+    assert ("Employee", "f", "ReportsTo", "Employee") in found and ("Customer", "f", "SupportRepId", "Employee") in found
+    assert {table for table, kind, _, _ in found if kind == "p"} == set(schema.tables)
+    assert column_types(server, database, "release")[("Invoice", "InvoiceDate")] == "timestamp without time zone"
+    staff = sql(server, database, 'SELECT "EmployeeId", "ReportsTo" FROM release."Employee"')
+    frame = pd.DataFrame(staff, columns=["id", "boss"])
+    levels = depths(parent_rows(frame["id"], frame["boss"]))
+    assert (levels >= 0).all() and np.bincount(levels).tolist() == [1, 3, 12]
+    back = read_database(url, load_schema(dump_schema(result.schema)))
+    assert len(back["PlaylistTrack"]) == len(result.tables["PlaylistTrack"])
