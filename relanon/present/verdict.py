@@ -35,6 +35,8 @@ PERCENT_METRICS = frozenset({
     "inference_categorical", "inference_continuous", "referential_integrity", "closer_to_training",
 })
 MAX_DIGITS = 15
+COUNT_METRICS = frozenset({"rows_breaking_rule"})
+"""Metrics that count rows, shown as whole numbers."""
 
 
 def verdict_text(evaluation, report=None) -> str:
@@ -119,6 +121,8 @@ def failure_text(failure: Failure) -> str:
     name = failure.metric.replace("_", " ")
     unit = " %" if failure.metric in PERCENT_METRICS else ""
     value, target = figure(failure.value, failure.target)
+    if failure.metric in COUNT_METRICS:  # rows: whole numbers
+        value, target = f"{int(failure.value):,}", f"{int(failure.target):,}"
     sign = "<" if failure.value < failure.target else ">" if failure.value > failure.target else "="
     wanted = "" if sign != "=" else f", must be {'above' if failure.direction == HIGHER else 'below'}"
     text = f"{view_label(failure)}: {name} {value}{unit} {sign} {target}{unit} (target{wanted})"
