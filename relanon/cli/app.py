@@ -30,13 +30,19 @@ FILE_FORMATS = [name for name in FORMATS if name != "sql"]  # a server is given 
 
 EPILOG = {
     "validate": "example:\n  relanon validate schema.yaml --data data/",
-    "demo": "example:\n  relanon demo --out demo_out",
+    "demo": "example:\n  relanon demo --out demo_out\n\n"
+            "exit 0 once the demo is written, whatever its verdict (printed): a tour of relanon on built-in data,\n"
+            "not a check of your release (relanon anonymize and evaluate exit 1 on a failing verdict)",
     "init": "example:\n  relanon init --data data/ --out schema.yaml",
     "anonymize": "example:\n  relanon anonymize schema.yaml --data data/ --out released/ --seed 7\n"
                  "on a Dask cluster, over partitioned Parquet:\n"
                  "  relanon anonymize schema.yaml --data parts/ --out released/ --engine dask --workers 2\n"
-                 "  relanon anonymize schema.yaml --data parts/ --out released/ --engine dask --scheduler tcp://host:8786",
-    "evaluate": "example:\n  relanon evaluate schema.yaml --original data/ --anonymized released/ --report review/",
+                 "  relanon anonymize schema.yaml --data parts/ --out released/ --engine dask --scheduler tcp://host:8786\n\n"
+                 "exit 1 when the verdict names a measure that misses its target (the release and report are written\n"
+                 "all the same); 0 only when every measure holds, with --no-report (nothing judged) or with --exit-zero",
+    "evaluate": "example:\n  relanon evaluate schema.yaml --original data/ --anonymized released/ --report review/\n\n"
+                "exit 1 when the verdict names a measure that misses its target; 0 when every measure holds or with "
+                "--exit-zero",
     "report": "example:\n  relanon report schema.yaml --original data/ --anonymized released/ --out review/",
     "audit": "example:\n  relanon audit schema.yaml --data released/ --k 5 --max-risk 0.2 --json audit.json",
     "clean": "example:\n  relanon clean .   (after a run killed with kill -9: removes its .relanon-dask-* work folder)\n\n"
@@ -47,6 +53,8 @@ EPILOG = {
               "too few people to show an upper bound below 5 %), or when an attack could not be made\n"
               "(NOT RUN: nobody to attack, e.g. --holdout 0.999)",
 }
+EXIT_ZERO_HELP = ("exit 0 even when the verdict names a measure that misses its target (default: exit 1, the release "
+                  "and report written all the same)")
 QUIET_HELP = "no progress: print only results, where they were written, warnings and errors"
 EXIT_CODES = "exit codes: 0 all holds; 1 the data or release fails a check; 2 usage, input or output error"
 DATABASE = ("a folder of CSV or Parquet files, a SQLite file, or a database URL "
@@ -149,6 +157,7 @@ def _parser() -> argparse.ArgumentParser:
                                 "get a ' before them (neutralize, the default, as OWASP recommends) or are written "
                                 "raw (keep); release.json counts them")
     anonymize.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
+    anonymize.add_argument("--exit-zero", action="store_true", help=EXIT_ZERO_HELP)
     engine = anonymize.add_argument_group(
         "Dask engine", "run on a Dask cluster over partitioned Parquet (pip install -e \".[dask]\" from a clone; "
                        "see docs/guide/dask.md)")
@@ -172,6 +181,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_comparison_arguments(evaluate)
     evaluate.add_argument("--report", help="also write report.html and metrics.json to this folder")
     evaluate.add_argument("--json", help="write the detailed metrics as JSON to this file")
+    evaluate.add_argument("--exit-zero", action="store_true", help=EXIT_ZERO_HELP)
     _add_sampling_arguments(evaluate)
     _add_overwrite(evaluate, "what exists at --report and --json")
 

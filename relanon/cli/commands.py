@@ -23,6 +23,7 @@ from relanon.cli.steps import (
     report_folder_output,
     shown,
     tables_text,
+    verdict_exit,
     verdict_line,
     write_report_folder,
 )
@@ -139,7 +140,9 @@ def run_anonymize(args) -> int:
             report = write_report_folder(evaluation, report_dir, inputs + [args.out], args.overwrite, files)
         print(verdict_line(evaluation, report))
     finish_run(progress)
-    return EXIT_OK
+    if evaluation is None:  # --no-report: nothing was judged
+        return EXIT_OK
+    return verdict_exit(evaluation, args.exit_zero, written=f"the release at {shown(written)}")
 
 
 def run_anonymize_on_dask(args) -> int:
@@ -230,7 +233,7 @@ def run_evaluate(args) -> int:
         print(f"note: {note}")
     print(verdict_line(evaluation, report))
     finish_run(progress)
-    return EXIT_OK
+    return verdict_exit(evaluation, args.exit_zero)
 
 
 def run_report(args) -> int:

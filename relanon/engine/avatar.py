@@ -20,7 +20,7 @@ import pandas as pd
 from relanon.common.errors import ParameterError
 from relanon.common.options import check_integer
 from relanon.engine.avatar_neighbours import missing_pattern, neighbour_weights, pattern_neighbours
-from relanon.engine.avatar_numbers import finished_numbers, numeric_avatar, spread_like_group
+from relanon.engine.avatar_numbers import finished_numbers, numeric_avatar, spread_like_group, stretched_numbers
 from relanon.engine.columns import NUMERIC_KINDS, check_columns_present, column_types, numeric_values
 from relanon.engine.donors import sensitive_donors
 from relanon.engine.factor_space import FactorSpace
@@ -126,6 +126,10 @@ class RunHooks:
         multi-table run turns it off for a table whose children are anchored to it (``anchor: true``):
         a shifted person is a point no record is near, and her children, re-drawn from the children of
         the persons nearest to her, would not fit her span.
+    restore_spread : bool, default True
+        Give the mixed numbers back the spread the convex mix takes from them
+        (:func:`relanon.engine.avatar_numbers.stretched_numbers`), except in the columns shifted like their
+        small group; False keeps the plain mix (to measure what the stretch does).
     """
 
     drawn: tuple[str, ...] = ()
@@ -135,6 +139,7 @@ class RunHooks:
     extremes: Mapping | None = None
     small_groups: bool = True
     shift_numbers: bool = True
+    restore_spread: bool = True
 
 
 def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | str | None = None, weights=None,
@@ -315,12 +320,15 @@ def _avatarize(table: pd.DataFrame, columns, hooks: RunHooks, *, k, ncp, weights
     shifts = (small_group_shifts(table, [c for c in kept if c in released and c not in sensitive], chosen,
                                  shift_rng, taken=taken) if spread else None)
     statistics = held_supports(table, types, space, thresholds, name)
+    # the other mixed numbers get back the spread the convex mix takes from them
+    stretched = (stretched_numbers(table, types, space, drawn, spread, neighbours.indices, weights_, chosen, name)
+                 if hooks.restore_spread else {})
     out = {}
     for column in (c for c in table.columns if c in types):
         stats = statistics[column]
         if types[column] in NUMERIC_KINDS and column not in drawn and not stats.categorical_like:
             out[column] = numeric_avatar(table[column], neighbours.indices, weights_, chosen, stats, name,
-                                          shifts if column in spread else None)
+                                          shifts if column in spread else None, stretched.get(column))
             if thresholds:
                 out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
         else:

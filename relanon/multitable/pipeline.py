@@ -33,6 +33,7 @@ from relanon.engine.column_rules import obey_rules
 from relanon.engine.generalize import generalized_detail
 from relanon.engine.private_values import parent_codes
 from relanon.multitable.associations import keep_combinations_unique
+from relanon.multitable.cross_rules import obey_cross_rules
 from relanon.multitable.keys import new_keys
 from relanon.multitable.linking.anchoring import anchor_on_parents, anchored
 from relanon.multitable.linking.counts import settle_counts
@@ -129,6 +130,9 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
             with report.step(f"{name}: rules between columns") as step:
                 obey(releases[name])
                 step.detail = "; ".join(map(str, releases[name].column_rules))
+    if any(fk.rules for t in schema for fk in t.foreign_keys):
+        with report.step("rules across tables") as step:  # once every table is linked: functions recomputed
+            step.detail = "; ".join(obey_cross_rules(schema, {name: releases[name].frame for name in order}))
     sensitive = sensitive_choices(schema, link_reports)
     for message in sensitive:
         warnings.warn(message, SensitiveChoiceWarning, stacklevel=2)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from relanon.common.errors import Problem
 from relanon.common.options import did_you_mean
 from relanon.schema.associations import association_problems
+from relanon.schema.cross_rules import rule_problems
 from relanon.schema.graph import find_cycles
 from relanon.schema.options import method_options, option, options
 from relanon.schema.vocabulary import LINK_METHODS, METHODS
@@ -23,11 +24,23 @@ def structure_problems(schema: Schema) -> list[Problem]:
     for table in schema:
         problems += _key_problems(table)
         problems += _link_problems(table, schema)
+        problems += _cross_rule_problems(table, schema)
         problems += _role_problems(table)
         problems += _method_problems(table)
     problems += _source_problems(schema)
     problems += _cycle_problems(schema)
     problems += association_problems(schema)
+    return problems
+
+
+def _cross_rule_problems(table: Table, schema: Schema) -> list[Problem]:
+    """Rules across a link that name columns its tables do not declare (:mod:`relanon.schema.cross_rules`)."""
+    problems = []
+    for fk in table.foreign_keys:
+        if fk.rules and fk.references in schema.tables:
+            parent = schema[fk.references]
+            problems += rule_problems(table.name, parent.name, fk.column, fk.rules, set(table.column_names),
+                                      set(parent.column_names))
     return problems
 
 
