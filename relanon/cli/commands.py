@@ -38,7 +38,7 @@ from relanon.multitable.release import write_release
 from relanon.present.attacks import attacks_text, risk_matrix_text, verdict_text
 from relanon.present.audit import audit_dict, audit_text
 from relanon.present.verdict import failure_lines, privacy_matrix_text
-from relanon.schema.graph import connected_groups, parent_links, too_small_for_k, topological_order
+from relanon.schema.graph import connected_groups, parent_links, self_links, too_small_for_k, topological_order
 from relanon.schema.model import dump_schema, load_schema
 from relanon.schema.proposal import propose_schema
 from relanon.stores.io import declared_keys, detect_format, output_format, read_database, read_tables, write_database
@@ -85,7 +85,9 @@ def _graph_summary(schema, database) -> str:
         table = schema[name]
         size = f"{len(database[name]):>10,} rows  " if database is not None else ""
         role = "individual" if table.individual else "          "
-        links = ", ".join(f"{link.column} -> {link.parent} ({link.method})" for link in parent_links(schema, name))
+        links = [f"{link.column} -> {link.parent} ({link.method})" for link in parent_links(schema, name)]
+        links += [f"{link.column} -> {name} (self-reference)" for link in self_links(schema, name)]
+        links = ", ".join(links) + ("; association table (no key of its own)" if table.association else "")
         lines.append(f"  {name:<20} {size}{role}  {table.anonymize.method:<9} {links}")
     return "\n".join(lines)
 

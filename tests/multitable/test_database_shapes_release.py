@@ -123,3 +123,27 @@ def test_the_release_holds_every_table_with_its_keys_declared_and_its_dates_as_w
     text = (folder / "Invoice.csv").read_text().splitlines()
     assert text[1].split(",")[2].endswith(" 00:00:00")
     assert (folder / "PlaylistTrack.csv").read_text().splitlines()[0] == "PlaylistId,TrackId"
+
+
+def test_a_small_database_with_an_association_and_a_hierarchy_is_released_with_its_keys(tmp_path):
+    schema = load_schema({**SHOP, "tables": {**SHOP["tables"],
+                                             "lists": {**SHOP["tables"]["lists"], "anonymize": {"method": "keep"}}}})
+    rng = np.random.default_rng(5)
+    parents = [None] * 4 + [1 + i % 4 for i in range(12)] + [5 + i % 12 for i in range(24)]
+    pairs = pd.DataFrame({"list_id": rng.integers(1, 6, 150), "item_id": rng.integers(1, 41, 150)}).drop_duplicates()
+    database = {"lists": pd.DataFrame({"list_id": np.arange(1, 6), "label": list("abcde")}),
+                "items": pd.DataFrame({"item_id": np.arange(1, 41), "price": rng.gamma(2.0, 10.0, 40),
+                                       "parent_id": pd.array(parents, dtype="Int64")}),
+                "list_items": pairs.reset_index(drop=True)}
+    result = anonymize(schema, database, random_state=1, progress=False)
+    out = write_release(result, tmp_path / "release.sqlite")
+    with sqlite3.connect(out) as connection:
+        assert connection.execute("PRAGMA foreign_key_check").fetchall() == []
+        key = [r[1] for r in connection.execute('PRAGMA table_info("list_items")') if r[5]]
+        released = pd.read_sql_query("SELECT * FROM list_items", connection)
+        items = pd.read_sql_query("SELECT item_id, parent_id FROM items", connection)
+    connection.close()
+    assert key == ["list_id", "item_id"] and list(released.columns) == ["list_id", "item_id"]  # no row numbers
+    assert len(released) == len(pairs) and not released.duplicated().any()
+    levels = depths(parent_rows(items["item_id"], items["parent_id"]))
+    assert np.bincount(levels).tolist() == [4, 12, 24]
