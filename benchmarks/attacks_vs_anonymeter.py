@@ -116,6 +116,13 @@ def run(schema, database, *, seed: int, n_predicates: int, n_attacks: int, prepa
         warnings.simplefilter("ignore")
         result = anonymize(schema, training, random_state=seed, progress=False)
     release = finish(result.tables, split.training) if finish else result.tables
+    attacks, frames = attack_views(schema, split, release, seed=seed, n_attacks=n_attacks, n_predicates=n_predicates)
+    return split, release, attacks, frames
+
+
+def attack_views(schema, split, release, *, seed: int, n_attacks: int, n_predicates: int):
+    """relanon's attacks on every view of the individual tables of ``release`` (made from ``split.training``),
+    and per view the frames anonymeter reads: release, training and control people, types, view."""
     attacks, frames = [], {}
     for name in split.control:
         held = {v.name: v for v in views(schema, split.control[name], name)}
@@ -126,7 +133,7 @@ def run(schema, database, *, seed: int, n_predicates: int, n_attacks: int, prepa
             attacks += attack_view(schema, view, control, released[view.name].frame, rng, n_attacks=n_attacks,
                                    n_predicates=n_predicates)
             frames[view.name] = (released[view.name].frame, view.frame, control, view.types, view)
-    return split, release, attacks, frames
+    return attacks, frames
 
 
 def show(attacks, theirs=None) -> None:

@@ -1,8 +1,20 @@
-"""Speed and memory of the whole multi-table run on the demo database at several scales.
+"""Where the time of the demo's whole run goes, step by step, against the physical limit of each step.
 
-Each scale runs in its own process. For every table and link the script prints the wall time and the
-peak of memory allocated during that step (tracemalloc, which numpy reports to), then the total time,
-the process's peak resident memory and the growth ratios between scales.
+Each scale runs in its own process. The script times, with wall and CPU seconds: the demo database's
+construction, every step of :func:`relanon.anonymize` (each table's avatarization, each link, anchoring,
+rules), the evaluation (:func:`relanon.evaluate`, as ``relanon demo`` runs it) and the report's rendering
+(:func:`relanon.present.report.render_report`). In the same process it then measures the floor of the two
+kinds of step that carry the work:
+
+- avatarize: a plain FAMD (:class:`relanon.FactorSpace` fitted on the table's enriched original rows and
+  projecting them) and a plain k-nearest-neighbour query in its first ``ncp`` axes
+  (:func:`relanon.engine.neighbours.self_neighbours`, the table's ``k``);
+- link: the link's factor space (:mod:`relanon.multitable.linking.candidates`) and each released child's
+  nearest released parent (:func:`relanon.engine.neighbours.cross_neighbours`, ``k = 1``): the relaxation
+  without the counts, under which no ``linear_sum`` solver can go.
+
+It prints each step's seconds and its ratio to its floor. CPU seconds are stable on a loaded machine,
+wall seconds are not.
 
     python benchmarks/pipeline_speed.py            # scales 1 and 10
     python benchmarks/pipeline_speed.py 1 10 30    # any scales
@@ -15,69 +27,110 @@ import resource
 import subprocess
 import sys
 import time
-import tracemalloc
 
 CHILD = "--child"
 
 
+class Clock:
+    """Wall and CPU seconds of a block."""
+
+    def __enter__(self):
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc):
+        self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
+
+
+def avatarize_floor(release) -> float:
+    """Seconds of a plain FAMD of the table's enriched rows and a plain kNN query in its first ncp axes."""
+    from relanon import FactorSpace
+    from relanon.engine.neighbours import self_neighbours
+
+    with Clock() as clock:
+        space = FactorSpace(release.enriched_types, weights=release.enriched_weights, random_state=0)
+        coords = space.fit(release.enriched_original).transform(release.enriched_original)
+        ncp = release.ncp if isinstance(release.ncp, int) else coords.shape[1]
+        self_neighbours(coords[:, :max(1, ncp)], k=release.k)
+    return clock.wall
+
+
+def link_floor(schema, link, original, releases) -> float:
+    """Seconds of the link's factor space and each released child's nearest released parent."""
+    import numpy as np
+
+    from relanon.engine.neighbours import cross_neighbours
+    from relanon.multitable.linking.candidates import child_side, parent_space, project
+
+    child, parent = releases[link.child], releases[link.parent]
+    table = schema[link.parent]
+    columns = {c.name: c.type for c in table.released_columns if c.name in parent.frame.columns}
+    with Clock() as clock:
+        space = parent_space(table, original[link.parent], columns, np.random.default_rng(0))
+        children = project(space, child_side(link, original, child, table, columns), columns)
+        parents = project(space, parent.frame, columns)
+        if children.shape[1] and len(parents):
+            cross_neighbours(parents, children, k=1)
+    return clock.wall
+
+
 def measure(scale: float) -> dict:
-    from relanon import anonymize, datasets
-    from relanon.common.progress import Progress, _Step
+    from relanon import anonymize, datasets, evaluate
+    from relanon.common.progress import Progress
+    from relanon.metrics.scenarios import METRICS_SEED
+    from relanon.present.report import render_report
+    from relanon.schema.graph import all_links
 
-    class MeasuredStep(_Step):
-        def __enter__(self):
-            tracemalloc.reset_peak()
-            return super().__enter__()
-
-        def __exit__(self, *exc):
-            peaks[self.label] = tracemalloc.get_traced_memory()[1]
-            return super().__exit__(*exc)
-
-    class MeasuredProgress(Progress):
-        def step(self, label, total=None, unit="steps"):
-            return MeasuredStep(self, label, total, unit)
-
-    peaks: dict[str, int] = {}
-    schema, database = datasets.hospital(scale=scale, seed=0)
-    rows = {name: len(frame) for name, frame in database.items()}
-    tracemalloc.start()
-    progress = MeasuredProgress(quiet=True)
-    start = time.perf_counter()
-    anonymize(schema, database, random_state=0, progress=progress)
-    total = time.perf_counter() - start
-    tracemalloc.stop()
-    return {
-        "scale": scale,
-        "rows": rows,
-        "steps": {label: (seconds, peaks.get(label, 0)) for label, seconds in progress.timings.items()},
-        "total": total,
-        "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-    }
+    steps = {}
+    with Clock() as clock:
+        schema, database = datasets.hospital(scale=scale, seed=0)
+    steps["build the demo database"] = (clock.wall, clock.cpu, None)
+    progress = Progress(quiet=True)
+    with Clock() as run:
+        result = anonymize(schema, database, random_state=0, progress=progress)
+    original = result.original
+    for label, seconds in progress.timings.items():
+        floor = None
+        if label.endswith(": avatarize"):
+            release = result.releases[label.split(":")[0]]
+            if release.enriched_types and release.k:
+                floor = avatarize_floor(release)
+        elif label.startswith("link "):
+            name, column = label.split()[1].split(".", 1)
+            link = next(lk for lk in all_links(schema) if lk.child == name and lk.column == column)
+            if link.method != "original_order":
+                floor = link_floor(schema, link, original, result.releases)
+        steps[label] = (seconds, None, floor)
+    steps["anonymize (whole)"] = (run.wall, run.cpu, None)
+    with Clock() as clock:
+        evaluation = evaluate(schema, database, result.tables, result, random_state=METRICS_SEED, progress=False)
+    steps["evaluate"] = (clock.wall, clock.cpu, None)
+    with Clock() as clock:
+        render_report(evaluation, progress=False)
+    steps["render the report"] = (clock.wall, clock.cpu, None)
+    return {"scale": scale, "rows": {name: len(frame) for name, frame in database.items()}, "steps": steps,
+            "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 def main(scales: list[float]) -> None:
-    results = []
     for scale in scales:
         done = subprocess.run([sys.executable, __file__, CHILD, str(scale)], capture_output=True, text=True)
         if done.returncode:
             print(f"scale {scale}: failed\n{done.stderr}")
             break
         result = json.loads(done.stdout.strip().splitlines()[-1])
-        results.append(result)
         print(f"\nscale {scale:g}: " + ", ".join(f"{name} {n:,}" for name, n in result["rows"].items()))
-        for label, (seconds, peak) in result["steps"].items():
-            print(f"  {label:<60} {seconds:7.1f} s  {peak / 2**20:8.0f} MB peak")
-        total_rows = sum(result["rows"].values())
-        print(
-            f"  {'total':<60} {result['total']:7.1f} s  {result['max_rss_mb']:8.0f} MB max resident"
-            f"  ({total_rows / result['total']:,.0f} rows/s)"
-        )
-    for before, after in zip(results, results[1:], strict=False):
-        rows = sum(after["rows"].values()) / sum(before["rows"].values())
-        print(
-            f"\nscale {before['scale']:g} -> {after['scale']:g}: rows x{rows:.1f}, "
-            f"time x{after['total'] / before['total']:.1f}, memory x{after['max_rss_mb'] / before['max_rss_mb']:.1f}"
-        )
+        print(f"  {'step':<62} {'wall s':>8} {'cpu s':>8} {'floor s':>8} {'x floor':>8}")
+        for label, (wall, cpu, floor) in result["steps"].items():
+            cpu_text = f"{cpu:8.1f}" if cpu is not None else f"{'':>8}"
+            floor_text = f"{floor:8.2f} {wall / floor:8.1f}" if floor else f"{'':>8} {'':>8}"
+            print(f"  {label:<62} {wall:8.1f} {cpu_text} {floor_text}")
+        total = sum(result["steps"][s][0] for s in ("build the demo database", "anonymize (whole)", "evaluate",
+                                                    "render the report"))
+        cpu = sum(result["steps"][s][1] for s in ("build the demo database", "anonymize (whole)", "evaluate",
+                                                  "render the report"))
+        print(f"  {'end to end (build, anonymize, evaluate, render)':<62} {total:8.1f} {cpu:8.1f}"
+              f"   {result['max_rss_mb']:,.0f} MB max resident")
 
 
 if __name__ == "__main__":

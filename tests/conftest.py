@@ -1,12 +1,17 @@
-"""Shared fixtures: a small clinic database covering every column type, and its schema."""
+"""Shared fixtures: a small clinic database covering every column type, and its schema; the hospital demo at a
+tenth of its size and its release, made once per session."""
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import settings
 
+from relanon import datasets
+from relanon.multitable.pipeline import SensitiveChoiceWarning, anonymize
 from relanon.schema.model import load_schema
 
 # Property tests draw their examples from a fixed seed: the same suite, the same examples, on every
@@ -51,14 +56,19 @@ CLINIC_SCHEMA = {
 }
 
 
-def pytest_collection_modifyitems(config, items):
-    """Leave out tests marked slow unless a marker expression is given (``-m slow``)."""
-    if config.option.markexpr:
-        return
-    slow = [item for item in items if item.get_closest_marker("slow")]
-    if slow:
-        config.hook.pytest_deselected(items=slow)
-        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+@pytest.fixture(scope="session")
+def small_hospital():
+    """The hospital demo at a tenth of its size (1,000 patients), made once per session: never modify it."""
+    return datasets.hospital(scale=0.1, seed=0)
+
+
+@pytest.fixture(scope="session")
+def small_hospital_release(small_hospital):
+    """:func:`small_hospital` anonymized with seed 5, once per session: never modify it."""
+    schema, database = small_hospital
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SensitiveChoiceWarning)
+        return anonymize(schema, database, random_state=5, progress=False)
 
 
 @pytest.fixture

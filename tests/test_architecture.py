@@ -173,3 +173,18 @@ def test_the_detector_sees_an_upward_import_a_local_import_and_a_cycle(tmp_path)
     assert upward_imports(edges) == ["relanon.engine.fake (line 1) imports relanon.cli"]
     pair = [("relanon.schema.model", "relanon.schema.graph", 1), ("relanon.schema.graph", "relanon.schema.model", 1)]
     assert import_cycles(pair, MODULES) and not import_cycles(pair[:1], MODULES)
+
+
+def test_the_dask_engine_reads_the_local_run_only_through_its_policy():
+    """Both engines follow one per-table policy (relanon.multitable.policy) and one linking package: the Dask
+    engine imports nothing from the local engine's run (relanon.multitable.pipeline)."""
+    found = [f"{module} (line {line}) imports {name}" for module, name, line in EDGES
+             if module.startswith("relanon.distributed") and name == "relanon.multitable.pipeline"]
+    assert not found, "\n".join(found)
+
+
+def test_the_linking_modules_stay_small():
+    """One module per step of a link, none over 500 lines."""
+    long = {m: n for m, path in MODULES.items()
+            if m.startswith("relanon.multitable") and (n := len(path.read_text(encoding="utf-8").splitlines())) > 500}
+    assert not long, f"modules over 500 lines: {long}"

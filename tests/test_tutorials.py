@@ -10,6 +10,7 @@ TAUGHT = {"getting_started.ipynb", "your_own_database.ipynb", "tuning_privacy_an
 DRAWN = TAUGHT  # notebooks that must draw at least one picture inline
 
 
+@pytest.mark.slow  # each notebook runs relanon end to end on a demo database
 @pytest.mark.parametrize("path", TUTORIALS, ids=[p.name for p in TUTORIALS])
 def test_tutorial_runs(path, tmp_path):
     nbformat = pytest.importorskip("nbformat")

@@ -11,6 +11,7 @@ from relanon.cli.commands import (
     run_anonymize,
     run_assess,
     run_audit,
+    run_clean,
     run_demo,
     run_evaluate,
     run_init,
@@ -20,28 +21,40 @@ from relanon.cli.commands import (
 from relanon.cli.steps import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
 from relanon.common.console import Terminated, terminate_like_interrupt, warnings_printed_once
 from relanon.common.errors import RelanonError
+from relanon.common.options import CsvFormulas
 from relanon.common.version import __version__
-from relanon.metrics.attacks.assessment import DEFAULT_HOLDOUT, DEFAULT_ROUNDS
+from relanon.metrics.attacks.assessment import DEFAULT_BUDGET_ROUNDS, DEFAULT_HOLDOUT, DEFAULT_ROUNDS
 from relanon.stores.io import FORMATS
 
 FILE_FORMATS = [name for name in FORMATS if name != "sql"]  # a server is given by its URL, never by --format
 
 EPILOG = {
     "validate": "example:\n  relanon validate schema.yaml --data data/",
-    "demo": "example:\n  relanon demo --out demo_out",
+    "demo": "example:\n  relanon demo --out demo_out\n\n"
+            "exit 0 once the demo is written, whatever its verdict (printed): a tour of relanon on built-in data,\n"
+            "not a check of your release (relanon anonymize and evaluate exit 1 on a failing verdict)",
     "init": "example:\n  relanon init --data data/ --out schema.yaml",
     "anonymize": "example:\n  relanon anonymize schema.yaml --data data/ --out released/ --seed 7\n"
                  "on a Dask cluster, over partitioned Parquet:\n"
                  "  relanon anonymize schema.yaml --data parts/ --out released/ --engine dask --workers 2\n"
-                 "  relanon anonymize schema.yaml --data parts/ --out released/ --engine dask --scheduler tcp://host:8786",
-    "evaluate": "example:\n  relanon evaluate schema.yaml --original data/ --anonymized released/ --report review/",
+                 "  relanon anonymize schema.yaml --data parts/ --out released/ --engine dask --scheduler tcp://host:8786\n\n"
+                 "exit 1 when the verdict names a measure that misses its target (the release and report are written\n"
+                 "all the same); 0 only when every measure holds, with --no-report (nothing judged) or with --exit-zero",
+    "evaluate": "example:\n  relanon evaluate schema.yaml --original data/ --anonymized released/ --report review/\n\n"
+                "exit 1 when the verdict names a measure that misses its target; 0 when every measure holds or with "
+                "--exit-zero",
     "report": "example:\n  relanon report schema.yaml --original data/ --anonymized released/ --out review/",
     "audit": "example:\n  relanon audit schema.yaml --data released/ --k 5 --max-risk 0.2 --json audit.json",
+    "clean": "example:\n  relanon clean .   (after a run killed with kill -9: removes its .relanon-dask-* work folder)\n\n"
+             "exit 0 whether or not something was removed (it says which)",
     "assess": "example:\n  relanon assess schema.yaml --data data/ --out assessment/ --holdout 0.5 --seed 7\n\n"
               "exit 0 only when every attack passes (the upper bound of its risk's 95 % interval below 5 %);\n"
               "exit 1 when an attack fails (!, a leak measured) or is inconclusive (?, its risk below 5 % but\n"
-              "too few people to show an upper bound below 5 %)",
+              "too few people to show an upper bound below 5 %), or when an attack could not be made\n"
+              "(NOT RUN: nobody to attack, e.g. --holdout 0.999)",
 }
+EXIT_ZERO_HELP = ("exit 0 even when the verdict names a measure that misses its target (default: exit 1, the release "
+                  "and report written all the same)")
 QUIET_HELP = "no progress: print only results, where they were written, warnings and errors"
 EXIT_CODES = "exit codes: 0 all holds; 1 the data or release fails a check; 2 usage, input or output error"
 DATABASE = ("a folder of CSV or Parquet files, a SQLite file, or a database URL "
@@ -139,7 +152,12 @@ def _parser() -> argparse.ArgumentParser:
     anonymize.add_argument("--no-report", action="store_true", help="do not evaluate nor write the report")
     anonymize.add_argument("--sample-size", type=_positive_int, default=None,
                            help="rows sampled per table for the distance metrics")
+    anonymize.add_argument("--csv-formulas", choices=[str(c) for c in CsvFormulas], default=str(CsvFormulas.NEUTRALIZE),
+                           help="CSV release: text cells a spreadsheet would run as formulas (=, +, -, @, tab, CR) "
+                                "get a ' before them (neutralize, the default, as OWASP recommends) or are written "
+                                "raw (keep); release.json counts them")
     anonymize.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
+    anonymize.add_argument("--exit-zero", action="store_true", help=EXIT_ZERO_HELP)
     engine = anonymize.add_argument_group(
         "Dask engine", "run on a Dask cluster over partitioned Parquet (pip install -e \".[dask]\" from a clone; "
                        "see docs/guide/dask.md)")
@@ -163,6 +181,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_comparison_arguments(evaluate)
     evaluate.add_argument("--report", help="also write report.html and metrics.json to this folder")
     evaluate.add_argument("--json", help="write the detailed metrics as JSON to this file")
+    evaluate.add_argument("--exit-zero", action="store_true", help=EXIT_ZERO_HELP)
     _add_sampling_arguments(evaluate)
     _add_overwrite(evaluate, "what exists at --report and --json")
 
@@ -189,6 +208,10 @@ def _parser() -> argparse.ArgumentParser:
     _add_overwrite(audit, "an existing file at --json")
 
     _add_assess_command(command)
+
+    clean = command("clean", "Remove what killed runs left in folders (private work folders, temporaries).", run_clean)
+    clean.add_argument("folders", nargs="+", metavar="FOLDER",
+                       help="a folder where relanon wrote (the parent of --out, or the Dask engine's work folder)")
     return parser
 
 
@@ -262,8 +285,12 @@ def _add_assess_command(command) -> None:
                              "as many control as training people, the narrowest intervals)")
     assess.add_argument("--seed", type=_seed, default=None, help="seed of the run (default: the schema's seed)")
     assess.add_argument("--rounds", type=_positive_int, default=DEFAULT_ROUNDS,
-                        help=f"independent splits, each anonymized and attacked, their attacks pooled: narrower "
-                             f"intervals for small tables, each round the time of one (default {DEFAULT_ROUNDS})")
+                        help="independent splits, each anonymized and attacked, their attacks pooled: narrower "
+                             "intervals for small tables, each round the time of one (default: chosen within "
+                             "--time-budget, stopping when every risk is settled)")
+    assess.add_argument("--time-budget", type=_positive_number, default=None, metavar="SECONDS",
+                        help=f"seconds the rounds may take when --rounds is not given (default: "
+                             f"{DEFAULT_BUDGET_ROUNDS} times the first round)")
     assess.add_argument("--attacks", type=_positive_int, default=None,
                         help="people attacked per group by linkability and inference (default 5,000)")
     assess.add_argument("--predicates", type=_positive_int, default=None,

@@ -23,11 +23,12 @@ from relanon.cli.steps import (
     report_folder_output,
     shown,
     tables_text,
+    verdict_exit,
     verdict_line,
     write_report_folder,
 )
-from relanon.common.atomic import write_text_atomically
-from relanon.common.errors import DataError, ParameterError, ProblemsError
+from relanon.common.atomic import remove_leftovers, write_text_atomically
+from relanon.common.errors import DataError, ParameterError, ProblemsError, StorageError
 from relanon.common.options import Method
 from relanon.datasets import hospital
 from relanon.metrics.attacks.assessment import assess, require_individual_tables
@@ -37,7 +38,7 @@ from relanon.multitable.release import write_release
 from relanon.present.attacks import attacks_text, risk_matrix_text, verdict_text
 from relanon.present.audit import audit_dict, audit_text
 from relanon.present.verdict import failure_lines, privacy_matrix_text
-from relanon.schema.graph import connected_groups, parent_links, self_links, topological_order
+from relanon.schema.graph import connected_groups, parent_links, self_links, too_small_for_k, topological_order
 from relanon.schema.model import dump_schema, load_schema
 from relanon.schema.proposal import propose_schema
 from relanon.stores.io import declared_keys, detect_format, output_format, read_database, read_tables, write_database
@@ -46,6 +47,7 @@ from relanon.stores.outputs import (
     NOTES_FILE,
     FileOutput,
     FolderOutput,
+    ReleaseFolder,
     check_outputs,
     json_with_keys,
     output_for_database,
@@ -72,6 +74,8 @@ def run_validate(args) -> int:
               + "; ".join(", ".join(g) for g in groups))
     if database is not None:
         print(f"data {shown(args.data)}: valid against the schema")
+        for name, message in too_small_for_k(schema, {n: len(frame) for n, frame in database.items()}).items():
+            print(f"review: {name}: {message}")
     return EXIT_OK
 
 
@@ -130,14 +134,17 @@ def run_anonymize(args) -> int:
         evaluation = evaluate_result(schema, database, result, args.sample_size, progress)
         files = report_files(evaluation, progress=progress)
     with progress.step("write the release"):
-        written = write_release(result, args.out, format=out_format, inputs=inputs, overwrite=args.overwrite)
+        written = write_release(result, args.out, format=out_format, inputs=inputs, overwrite=args.overwrite,
+                                csv_formulas=args.csv_formulas)
     print(f"anonymized database written to {shown(written)}")
     if evaluation is not None:
         with progress.step("write the report"):
             report = write_report_folder(evaluation, report_dir, inputs + [args.out], args.overwrite, files)
         print(verdict_line(evaluation, report))
     finish_run(progress)
-    return EXIT_OK
+    if evaluation is None:  # --no-report: nothing was judged
+        return EXIT_OK
+    return verdict_exit(evaluation, args.exit_zero, written=f"the release at {shown(written)}")
 
 
 def run_anonymize_on_dask(args) -> int:
@@ -154,6 +161,8 @@ def run_anonymize_on_dask(args) -> int:
     if "://" in str(args.out) or "://" in str(args.data):
         raise ParameterError("the Dask engine reads and writes folders of partitioned Parquet, not database URLs; "
                              "use the local engine (leave out --engine dask) for a database server")
+    # checked here too, to name the options as typed (--out, --overwrite)
+    check_outputs([ReleaseFolder(args.out, "parquet", flag="--out", overwrite=args.overwrite)], [args.data, args.schema])
     progress = progress_for(args)
     schema = load_schema(Path(args.schema))
     result = anonymize_dataset(schema, args.data, args.out, scheduler=args.scheduler, workers=args.workers,
@@ -226,7 +235,7 @@ def run_evaluate(args) -> int:
         print(f"note: {note}")
     print(verdict_line(evaluation, report))
     finish_run(progress)
-    return EXIT_OK
+    return verdict_exit(evaluation, args.exit_zero)
 
 
 def run_report(args) -> int:
@@ -293,7 +302,7 @@ def run_assess(args) -> int:
     options = {name: value for name, value in (("n_attacks", args.attacks), ("n_predicates", args.predicates))
                if value is not None}
     assessment = assess(schema, database, holdout=args.holdout, random_state=args.seed, sample_size=args.sample_size,
-                        rounds=args.rounds, progress=progress, **options)
+                        rounds=args.rounds, time_budget=args.time_budget, progress=progress, **options)
     files = report_files(assessment.evaluation, assessment, progress=progress)
     with progress.step("write the report"):
         report = write_report_folder(assessment.evaluation, Path(args.out), inputs, True, files)
@@ -309,3 +318,17 @@ def run_assess(args) -> int:
     return EXIT_OK if assessment.passed else EXIT_FAILED
 
 
+
+
+def run_clean(args) -> int:
+    """``relanon clean FOLDER...``: remove what killed runs left there (runs still going are left alone)."""
+    removed = []
+    for folder in args.folders:
+        if not Path(folder).is_dir():
+            raise StorageError(f"no folder at {str(folder)!r}; give the folder where relanon wrote (the parent of --out)")
+        removed += remove_leftovers(Path(folder))
+    for path in removed:
+        print(f"removed {path}")
+    print(f"removed {len(removed)} leftover{'s' if len(removed) != 1 else ''} of killed runs" if removed
+          else "nothing to remove: no leftover of a killed run")
+    return EXIT_OK

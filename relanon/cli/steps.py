@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 
 from relanon.common.errors import StorageError
 from relanon.common.progress import Progress, format_duration
 from relanon.datasets import hospital_schema
+from relanon.metrics.failures import failures
 from relanon.metrics.scenarios import METRICS_SEED, evaluate
 from relanon.present.report import METRICS_FILE, REPORT_FILE, render_report, report_output, write_report
 from relanon.present.verdict import verdict_text
@@ -121,6 +123,21 @@ def read_step(progress, location, schema, format, what="the data"):
 
 def verdict_line(evaluation, report) -> str:
     return verdict_text(evaluation, report)
+
+
+def verdict_exit(evaluation, exit_zero: bool, written: str | None = None) -> int:
+    """The exit code of a command that ends on a verdict: 1 when it names a failure (the release, if any, is
+    written all the same, and a line on standard error says so), 0 when every measure holds or ``exit_zero``."""
+    failed = len(failures(evaluation))
+    if not failed:
+        return EXIT_OK
+    what = f"{failed} measure{'s miss their targets' if failed > 1 else ' misses its target'}"
+    kept = f"{written} is written, but " if written else ""
+    if exit_zero:
+        print(f"{kept}{what} (exit 0: --exit-zero)", file=sys.stderr)
+        return EXIT_OK
+    print(f"{kept}{what}: exit {EXIT_FAILED} (--exit-zero for 0 whatever the verdict)", file=sys.stderr)
+    return EXIT_FAILED
 
 
 def finish_run(progress) -> None:

@@ -15,12 +15,16 @@ import contextlib
 import os
 import re
 import shutil
+import socket
 import tempfile
 from pathlib import Path
 
 from relanon.common.errors import StorageError
 
 _TAG = "relanon"
+WORK_PREFIX = ".relanon-dask-"
+_WORK_NAME = re.compile(re.escape(WORK_PREFIX) + r"(?P<host>[A-Za-z0-9_.]*)-(?P<pid>\d+)-[A-Za-z0-9_]+")
+_TEMPORARY = re.compile(r"\..+\." + _TAG + r"-(?P<pid>\d+)-[^/]*\.(?:tmp|old)")
 
 
 def refuse_overwriting_input(output, *inputs) -> None:
@@ -117,25 +121,57 @@ def remove_stale_temporaries(path) -> list[Path]:
     never delete each other's work.
     """
     path = Path(path)
-    folder = path.parent
-    if not folder.is_dir():
+    if not path.parent.is_dir():
         return []
     pattern = re.compile(re.escape(f".{path.name}.{_TAG}-") + r"(\d+)-[^/]*\.(?:tmp|old)")
-    removed = []
+
+    def stale(name: str) -> bool:
+        match = pattern.fullmatch(name)
+        return match is not None and not alive(int(match.group(1)))
+
+    return _remove_stale(path.parent, stale)
+
+
+def work_prefix() -> str:
+    """The start of a run's private work folder name (:mod:`relanon.distributed.work`):
+    ``.relanon-dask-<host>-<pid>-``, so that a later run tells a killed run's folder from a live one."""
+    return f"{WORK_PREFIX}{_host()}-{os.getpid()}-"
+
+
+def remove_leftovers(folder) -> list[Path]:
+    """Remove what killed runs left in ``folder``: the temporaries of outputs (``.<name>.relanon-<pid>-...``)
+    and the private work folders of the Dask engine (``.relanon-dask-<host>-<pid>-...``, which hold original
+    rows and the link from each avatar to its original) whose process is gone; return them. A run still
+    going, or a work folder made on another machine, is left alone; a work folder of a name no run makes
+    is removed. ``relanon clean FOLDER`` runs this; every run of the Dask engine runs it where its work
+    folder goes, and every output written runs it for that output's temporaries.
+    """
+    def stale(name: str) -> bool:
+        if name.startswith(WORK_PREFIX):
+            found = _WORK_NAME.fullmatch(name)
+            return found is None or (found["host"] == _host() and not alive(int(found["pid"])))
+        found = _TEMPORARY.fullmatch(name)
+        return found is not None and not alive(int(found["pid"]))
+
+    return _remove_stale(Path(folder), stale)
+
+
+def _remove_stale(folder: Path, stale) -> list[Path]:
+    """Remove the entries of ``folder`` whose name ``stale`` accepts (files or folders); return them."""
     try:
-        entries = list(folder.iterdir())
+        entries = [entry for entry in folder.iterdir() if stale(entry.name)]
     except OSError:
         return []
     for entry in entries:
-        match = pattern.fullmatch(entry.name)
-        if match is None or _alive(int(match.group(1))):
-            continue
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)
         else:
             entry.unlink(missing_ok=True)
-        removed.append(entry)
-    return removed
+    return entries
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname())[:40] or "host"
 
 
 def umask() -> int:
@@ -154,7 +190,8 @@ def _prefix(path: Path) -> str:
     return f".{path.name}.{_TAG}-{os.getpid()}-"
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` of this machine may still be running (this one, or one we cannot tell)."""
     if pid == os.getpid():
         return True
     try:

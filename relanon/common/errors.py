@@ -94,3 +94,8 @@ class AuditError(RelanonError, ValueError):
 
 class StorageError(RelanonError, OSError):
     """A database cannot be read from or written to the given location."""
+
+
+class ResourceError(RelanonError, MemoryError):
+    """A run needs more of a machine than it has (a worker killed for lack of memory): the message says
+    which setting to lower."""

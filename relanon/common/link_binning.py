@@ -39,6 +39,6 @@ def _numbers(series: pd.Series, kind: str) -> np.ndarray:
         values = pd.to_datetime(series)
         if values.dt.tz is not None:
             values = values.dt.tz_convert("UTC").dt.tz_localize(None)
-        seconds = (values - pd.Timestamp(0)) / pd.Timedelta(seconds=1)
+        seconds = (values - pd.Timestamp(0).as_unit(values.dt.unit)) / pd.Timedelta(seconds=1)
         return seconds.to_numpy(dtype=float, na_value=np.nan)
     return pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)

@@ -33,6 +33,13 @@ class LinkMethod(StrEnum):
     ORIGINAL_ORDER = "original_order"  # the least private: a warning banner in every report
 
 
+class CsvFormulas(StrEnum):
+    """What a CSV release does with text cells a spreadsheet would run as a formula (``--csv-formulas``)."""
+
+    NEUTRALIZE = "neutralize"  # prefixed with a single quote, as OWASP recommends (the default)
+    KEEP = "keep"  # written as they are
+
+
 class Direction(StrEnum):
     """Which way a metric is better."""
 

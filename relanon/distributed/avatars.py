@@ -80,7 +80,7 @@ def _avatarize_batch(job: BatchJob, path, directory, batch: int, offset: int, rn
     frame = read_parts([path])
     n = len(frame)
     enriched = frame[list(job.types)]
-    ncp, rules = None, ()
+    ncp, rules, generalized = None, (), []
     if n == 0 or not job.types:
         pairing = rng.permutation(n)
         avatars = enriched.iloc[pairing].reset_index(drop=True)
@@ -93,6 +93,7 @@ def _avatarize_batch(job: BatchJob, path, directory, batch: int, offset: int, rn
                                   random_state=rng, name=table.name, min_counts=job.min_counts,
                                   sensitive=list(job.sensitive), combination_holders=holders)
         avatars, pairing, ncp = result.avatars.reset_index(drop=True), np.asarray(result.pairing), result.ncp
+        generalized = result.generalized
         # the rules the batch's original rows obey (found per batch: the whole table is never in one place)
         rules = table_rules(table, frame, job.types)
         avatars = obey_rules(avatars, rules)
@@ -105,7 +106,7 @@ def _avatarize_batch(job: BatchJob, path, directory, batch: int, offset: int, rn
     for fk in job.source_fks:
         out[SOURCE_FK + fk] = frame[fk].take(pairing).reset_index(drop=True)
     write(out, directory, batch)
-    return {"rows": n, "ncp": ncp, "rules": list(rules)}
+    return {"rows": n, "ncp": ncp, "rules": list(rules), "generalized": generalized}
 
 
 def job_groups(job: BatchJob, frame: pd.DataFrame):

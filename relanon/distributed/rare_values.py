@@ -14,7 +14,7 @@ with the table's counts and order statistics (``value_counts`` and ``extremes`` 
   threshold above 1: each batch sends its ``min_count`` smallest and largest, which hold the table's.
 
 Per column, the counts take as many entries as the column has distinct values, the extremes
-``2 * min_count`` values per batch. Merges run on the client in batch order: the facts do not depend
+``2 * (min_count + 1)`` values per batch. Merges run on the client in batch order: the facts do not depend
 on the number of workers.
 """
 
@@ -82,9 +82,10 @@ def merge_counts(parts: list[pd.Series]) -> pd.Series:
 
 
 def part_extremes(series: pd.Series, min_count: int) -> tuple[int, pd.Series, pd.Series]:
-    """A part's present values: how many, and its ``min_count`` smallest and largest (sorted)."""
+    """A part's present values: how many, and its ``min_count + 1`` smallest and largest (sorted): the bounds lie
+    half-way between the ``min_count``-th and the next (:func:`~relanon.engine.private_values.extreme_bounds`)."""
     present = series.dropna().sort_values(kind="stable")
-    return len(present), present.iloc[:min_count], present.iloc[max(len(present) - min_count, 0):]
+    return len(present), present.iloc[:min_count + 1], present.iloc[max(len(present) - min_count - 1, 0):]
 
 
 def merge_extremes(parts: list[tuple[int, pd.Series, pd.Series]], min_count: int) -> tuple | None:
@@ -94,8 +95,8 @@ def merge_extremes(parts: list[tuple[int, pd.Series, pd.Series]], min_count: int
     Examples
     --------
     >>> values = pd.Series(range(1, 101))
-    >>> [int(v) for v in merge_extremes([part_extremes(values[:60], 5), part_extremes(values[60:], 5)], 5)]
-    [5, 96]
+    >>> [float(v) for v in merge_extremes([part_extremes(values[:60], 5), part_extremes(values[60:], 5)], 5)]
+    [5.5, 95.5]
     """
     n = sum(part[0] for part in parts)
     smallest = pd.concat([part[1] for part in parts]).sort_values(kind="stable")

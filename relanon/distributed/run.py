@@ -13,6 +13,7 @@ release, byte for byte.
 from __future__ import annotations
 
 import contextlib
+import shutil
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,19 +22,20 @@ import dask
 import numpy as np
 
 from relanon.common.atomic import atomic_directory
-from relanon.common.errors import DataError, ParameterError
+from relanon.common.errors import DataError, ParameterError, ResourceError
 from relanon.common.progress import as_progress
 from relanon.distributed import avatars as batches_out
 from relanon.distributed import enrich as enrichment
 from relanon.distributed import links, read
 from relanon.distributed.blocked import BLOCK_CHILDREN, linear_sum
-from relanon.distributed.cluster import cluster, peak_memory, worker_peaks
+from relanon.distributed.cluster import cluster, import_distributed, peak_memory, worker_peaks
 from relanon.distributed.rare_values import TableFacts, table_facts
 from relanon.distributed.space import finished_statistics, fit_space, merged_summaries
 from relanon.distributed.state import Released
 from relanon.distributed.work import folder, parts_of, read_parts, work_folder, write
 from relanon.engine.batches import DEFAULT_BATCH_SIZE, check_batch_size, partition_generator, rows_searched
 from relanon.engine.column_rules import obey_rules, relation_of
+from relanon.engine.generalize import generalized_detail, merge_generalized
 from relanon.engine.space_statistics import distinct_cap
 from relanon.multitable import policy
 from relanon.multitable.keys import merge_key_shapes
@@ -55,6 +57,7 @@ class NoteRelease:
     frame: range
     k: int | None
     column_rules: tuple = ()  # the rules every batch obeys (found per batch on the workers)
+    generalized: tuple = ()  # rare values generalized, per column, over the batches
 
 
 @dataclass
@@ -117,12 +120,14 @@ def run(client, schema: Schema, data, out, work, *, batch_size: int | None = Non
         link_reports += _links(client, schema, name, work, tables, released, generators[2], _seed_of(generators[2]),
                                block_size or BLOCK_CHILDREN, report)
         _anchor(client, schema, name, work, released, generators[3], report)
+        _retire(client, schema, work, released)
     sensitive = policy.sensitive_choices(schema, link_reports)
     for message in sensitive:
         warnings.warn(message, policy.SensitiveChoiceWarning, stacklevel=2)
     result = DistributedResult(
         schema=schema, location=Path(out), tables={n: r.rows for n, r in released.items()}, links=link_reports,
-        sensitive_choices=sensitive, releases={n: NoteRelease(r.method, range(r.rows), r.k, r.column_rules) for n, r in released.items()},
+        sensitive_choices=sensitive, releases={n: NoteRelease(r.method, range(r.rows), r.k, r.column_rules, r.generalized)
+                                                       for n, r in released.items()},
         batch_size=batch_size, state=released,
     )
     with report.step("write the release") as step:
@@ -193,8 +198,10 @@ def _avatar_table(client, schema, name, tables, released, work, generators, repo
         if somewhere:
             step.detail += ("; obeyed only in the batches whose rows obey them: "
                             + "; ".join(f"{rule} ({n} of {len(done)} batches)" for rule, n in somewhere.items()))
+        generalized = tuple(merge_generalized([d.get("generalized", ()) for d in done]))
+        step.detail += generalized_detail(generalized)
     return Released(name, "avatar", source.rows, sizes, spec.types, spec.weights, spec.internal, k, ncp, statistics,
-                    column_rules=everywhere)
+                    column_rules=everywhere, generalized=generalized)
 
 
 def rules_of_batches(found: list) -> tuple[tuple, dict[str, int]]:
@@ -360,6 +367,40 @@ def _anchor_task(schema, name, work, released, rng) -> int:
     return count
 
 
+# --------------------------------------------------------------------------- the work folder's minimum
+
+
+PRIVATE_STEPS = ("orig", "batches", "pieces")  # a table's original rows, enriched or cut in pieces
+LINK_STEPS = ("link", "routed", "to-parents")  # the intermediates of a child's links
+
+
+def _retire(client, schema, work, released) -> None:
+    """Remove from the work folder what no later step needs: a table's link intermediates once it is linked
+    and anchored; its original rows, and the link from each of its avatars to its original record
+    (``_source``, and the original foreign keys travelling with original_order links), once the table and
+    all its children are done. The work folder then keeps only the released rows until the release is
+    written; what a killed run leaves is removed by the next run (:func:`relanon.common.atomic.remove_leftovers`)."""
+    for name in released:
+        for step in LINK_STEPS:
+            shutil.rmtree(folder(work, step, name), ignore_errors=True)
+        done = all(link.child in released for link in child_links(schema, name))
+        if not done or released[name].retired:
+            continue
+        for step in PRIVATE_STEPS:
+            shutil.rmtree(folder(work, step, name), ignore_errors=True)
+        client.gather([client.submit(_without_source, str(path), pure=False)
+                       for path in parts_of(folder(work, "avatars", name))])
+        released[name].retired = True
+
+
+def _without_source(path) -> None:
+    """Rewrite one part of a table's avatars without the columns that lead back to the originals."""
+    frame = read_parts([path])
+    private = [c for c in frame.columns if c == batches_out.SOURCE or str(c).startswith(batches_out.SOURCE_FK)]
+    if private:
+        write_part(frame.drop(columns=private), Path(path).parent, int(Path(path).name.split(".")[1]))
+
+
 # --------------------------------------------------------------------------- writing
 
 
@@ -417,14 +458,20 @@ def anonymize_dataset(schema: Schema, data, out, *, scheduler: str | None = None
     DistributedResult
         With ``peaks``: the peak memory of each worker and of this process, in bytes.
     """
-    check_batch_size(DEFAULT_BATCH_SIZE if batch_size is None else batch_size)
+    size = check_batch_size(DEFAULT_BATCH_SIZE if batch_size is None else batch_size)
     check_outputs([ReleaseFolder(out, "parquet", overwrite=overwrite)], [data])
     context = contextlib.nullcontext(client) if client is not None else cluster(scheduler, workers)
     # Dask turns text columns into pyarrow strings of its own (missing as pd.NA); keep pandas' dtypes,
     # those the local engine releases
     with context as active, work_folder(beside=out, location=work_dir) as work, \
             dask.config.set({"dataframe.convert-string": False}):
-        result = run(active, schema, data, out, work, batch_size=batch_size, random_state=random_state,
-                     progress=progress, block_size=block_size)
+        try:
+            result = run(active, schema, data, out, work, batch_size=batch_size, random_state=random_state,
+                         progress=progress, block_size=block_size)
+        except import_distributed().KilledWorker as error:
+            raise ResourceError(
+                f"a Dask worker died while running a task ({str(error).splitlines()[0][:160]}), most often for lack "
+                f"of memory; try a smaller batch size (--batch-size {max(1, size // 2):,}, half the {size:,} used), "
+                "fewer workers per machine, or workers with more memory") from None
         result.peaks = {"client": peak_memory(), **worker_peaks(active)}
     return result

@@ -25,6 +25,8 @@ class Released:
     fk_dtypes: dict = field(default_factory=dict)
     companion: object = None  # the sensitive table of an anatomized table
     column_rules: tuple = ()  # the rules between columns every batch obeys (relanon.engine.column_rules)
+    retired: bool = False  # its original rows and its avatars' links to them are gone from the work folder
+    generalized: tuple = ()  # rare values generalized, per column, over the batches (relanon.engine.generalize)
 
     @property
     def n_batches(self) -> int:

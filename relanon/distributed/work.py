@@ -24,19 +24,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from relanon.common.atomic import WORK_PREFIX, remove_leftovers, work_prefix
 from relanon.stores.partitioned import natural_key, part_name, write_part
-
-WORK_PREFIX = ".relanon-dask-"
 
 
 @contextlib.contextmanager
 def work_folder(beside=None, location=None):
-    """A fresh private folder (``.relanon-dask-<random>`` beside ``beside``, or inside ``location``),
-    removed on exit, error or interruption included."""
+    """A fresh private folder (``.relanon-dask-<host>-<pid>-<random>`` beside ``beside``, or inside
+    ``location``), removed on exit, error or interruption included. The leftovers of runs killed
+    beyond cleaning (``SIGKILL``, a power cut) in the same place are removed first
+    (:func:`relanon.common.atomic.remove_leftovers`)."""
     parent = Path(location) if location is not None else (Path(beside).absolute().parent if beside else None)
     if parent is not None:
         parent.mkdir(parents=True, exist_ok=True)
-    path = Path(tempfile.mkdtemp(prefix=WORK_PREFIX, dir=parent))
+    remove_leftovers(parent if parent is not None else Path(tempfile.gettempdir()))
+    path = Path(tempfile.mkdtemp(prefix=work_prefix(), dir=parent))
     os.chmod(path, stat.S_IRWXU)  # the pairing of avatars and originals passes through it
     try:
         yield path
@@ -93,4 +95,5 @@ def gather_rows(directory, group: int, columns=None, like: pd.DataFrame | None =
 
 
 
-__all__ = ["folder", "gather_rows", "part_name", "parts_of", "read_parts", "split_rows", "work_folder", "write"]
+__all__ = ["WORK_PREFIX", "folder", "gather_rows", "part_name", "parts_of", "read_parts", "split_rows", "work_folder",
+           "write"]

@@ -10,7 +10,6 @@ original record carries, and missing values that go together stay together.
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -21,27 +20,29 @@ import pandas as pd
 from relanon.common.errors import ParameterError
 from relanon.common.options import check_integer
 from relanon.engine.avatar_neighbours import missing_pattern, neighbour_weights, pattern_neighbours
-from relanon.engine.avatar_numbers import finished_numbers, numeric_avatar, spread_like_group
+from relanon.engine.avatar_numbers import finished_numbers, numeric_avatar, spread_like_group, stretched_numbers
 from relanon.engine.columns import NUMERIC_KINDS, check_columns_present, column_types, numeric_values
+from relanon.engine.donors import sensitive_donors
 from relanon.engine.factor_space import FactorSpace
+from relanon.engine.generalize import Generalization, generalize
 from relanon.engine.private_values import (
     among_eligible,
     bound_extremes,
+    checked_facts,
     frequent_records,
-    holder_counts,
+    held_supports,
     min_count_thresholds,
-    rare_values,
-    sensitive_donors,
+    rare_values_missing,
+    unreleasable_columns,
 )
 from relanon.engine.small_groups import (
     COMBINATION_HOLDERS,
-    TUPLE_RULE_BIAS,
+    carried_columns,
     column_families,
-    counted_columns,
     family_donors,
     ordered_columns,
-    rare_combination_records,
     small_group_shifts,
+    tuple_rule,
 )
 from relanon.schema.options import default, option
 
@@ -69,11 +70,15 @@ class AvatarResult(_Avatars):
         shuffle. Keep it in memory for the privacy metrics; never release it.
     ncp : int or None
         Number of factor-space axes the neighbours were searched in (not a tuple field).
+    generalized : list of dict
+        Per column whose rare values were generalized rather than erased, what was released instead
+        (:meth:`relanon.engine.generalize.ColumnGeneralization.to_dict`; not a tuple field).
     """
 
-    def __new__(cls, avatars, pairing, ncp=None):
+    def __new__(cls, avatars, pairing, ncp=None, generalized=()):
         result = super().__new__(cls, avatars, pairing)
         result.ncp = ncp
+        result.generalized = list(generalized)
         return result
 
 
@@ -121,6 +126,10 @@ class RunHooks:
         multi-table run turns it off for a table whose children are anchored to it (``anchor: true``):
         a shifted person is a point no record is near, and her children, re-drawn from the children of
         the persons nearest to her, would not fit her span.
+    restore_spread : bool, default True
+        Give the mixed numbers back the spread the convex mix takes from them
+        (:func:`relanon.engine.avatar_numbers.stretched_numbers`), except in the columns shifted like their
+        small group; False keeps the plain mix (to measure what the stretch does).
     """
 
     drawn: tuple[str, ...] = ()
@@ -130,6 +139,7 @@ class RunHooks:
     extremes: Mapping | None = None
     small_groups: bool = True
     shift_numbers: bool = True
+    restore_spread: bool = True
 
 
 def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | str | None = None, weights=None,
@@ -177,9 +187,12 @@ def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | st
         The table's name, used in error messages.
     min_counts : int or Mapping[str, int], optional
         The rare-value rule (:mod:`relanon.engine.private_values`): a value held by fewer records
-        than its column's count never reaches an avatar verbatim. One number for every column, or
-        some columns mapped to theirs (the others take ``k``). Default None: every value may be
-        released (the published method).
+        than its column's count never reaches an avatar verbatim: it is first generalized to the most
+        specific level that count of records holds (:mod:`relanon.engine.generalize`: a coarser column's
+        value, a merged "other", the nearest value or a bucket's mean for numbers and dates), and is
+        released missing only where no level holds it; a number is never put on a value of its support
+        that fewer records hold. One number for every column, or some columns mapped to theirs (the
+        others take ``k``). Default None: every value may be released (the published method).
     sensitive : collection of str, optional
         Columns decoded *leaving the column out*: their values come from a donor, a look-alike of
         the drawn neighbour ``J_i`` found without them, never from a record this avatar is one of
@@ -259,20 +272,27 @@ def _avatarize(table: pd.DataFrame, columns, hooks: RunHooks, *, k, ncp, weights
 
     logger.info("table %r: combining neighbours", name)
     thresholds = min_count_thresholds(min_counts, types, k, name)
-    value_counts, extremes = _table_facts(value_counts, extremes, types, name)
+    value_counts, extremes = checked_facts(value_counts, extremes, types, name)
     sensitive = [c for c in types if c in set(sensitive)]
     categorical = [c for c in types if types[c] not in NUMERIC_KINDS or space.statistics_[c].categorical_like]
     draw_indices, draw_cumulative = neighbours.indices, cumulative
     left: list = []
+    generalized = (generalize(table, categorical, thresholds, value_counts=value_counts,
+                              numeric=[c for c in categorical if types[c] in NUMERIC_KINDS])
+                   if thresholds else Generalization(table, {}))
+    # the categorical-like values are drawn from the records with their rare values generalized; the
+    # neighbours were searched, and the numbers are mixed, on the original records
+    table = generalized.table
+    value_counts = generalized.level_counts(value_counts) if value_counts else value_counts
     # columns no value of which enough records hold: released as missing (below), left out of the draw's rule
-    unreleasable = _unreleasable(table, categorical, thresholds, value_counts)
+    unreleasable = unreleasable_columns(table, categorical, thresholds, value_counts)
     if thresholds:
         others = [c for c in categorical if c not in sensitive and c not in unreleasable]
         frequent, relaxed = frequent_records(table, others, thresholds, value_counts), dict(thresholds)
         if small_groups and not value_counts:
             # a batch of a larger table (value counts given) would count its combinations in the batch alone:
             # the rule is left to one-machine runs
-            frequent, left = _tuple_rule(table, [c for c in others if thresholds[c] > 1], frequent,
+            frequent, left = tuple_rule(table, [c for c in others if thresholds[c] > 1], frequent,
                                          combination_holders, name)
         while not frequent.any() and max(relaxed.values(), default=1) > 1:
             # a small table where every record holds a rare value (20 doctors of 10 specialties): the
@@ -291,7 +311,7 @@ def _avatarize(table: pd.DataFrame, columns, hooks: RunHooks, *, k, ncp, weights
     # the columns left out of the tuple rule come from other neighbours, a family at a time, forming pairs that
     # several records hold: the drawn neighbour's own rare pairs of them do not reach the release together
     kept = [c for c in categorical if c not in unreleasable]
-    taken = (family_donors(table, column_families(table, left), _carried(table, types, kept, left, sensitive),
+    taken = (family_donors(table, column_families(table, left), carried_columns(table, types, kept, left, sensitive),
                            chosen, draw_indices, draw_weights, family_rng, combination_holders) if left else {})
     # the released numbers about people (the rule's counts above 1) spread like their group's, except those
     # bound by an order to another column (a span: its shift could reverse it or leave its children outside)
@@ -299,12 +319,16 @@ def _avatarize(table: pd.DataFrame, columns, hooks: RunHooks, *, k, ncp, weights
     spread = _spread_columns(table, types, space, released, drawn, name) if shift_numbers else []
     shifts = (small_group_shifts(table, [c for c in kept if c in released and c not in sensitive], chosen,
                                  shift_rng, taken=taken) if spread else None)
+    statistics = held_supports(table, types, space, thresholds, name)
+    # the other mixed numbers get back the spread the convex mix takes from them
+    stretched = (stretched_numbers(table, types, space, drawn, spread, neighbours.indices, weights_, chosen, name)
+                 if hooks.restore_spread else {})
     out = {}
     for column in (c for c in table.columns if c in types):
-        stats = space.statistics_[column]
+        stats = statistics[column]
         if types[column] in NUMERIC_KINDS and column not in drawn and not stats.categorical_like:
             out[column] = numeric_avatar(table[column], neighbours.indices, weights_, chosen, stats, name,
-                                          shifts if column in spread else None)
+                                          shifts if column in spread else None, stretched.get(column))
             if thresholds:
                 out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
         else:
@@ -312,102 +336,17 @@ def _avatarize(table: pd.DataFrame, columns, hooks: RunHooks, *, k, ncp, weights
     if sensitive:
         out.update(_sensitive_part(table, pd.DataFrame(out), space, chosen, sensitive, categorical, thresholds,
                                    k, donor_rng, name, groups, value_counts, extremes,
-                                   shifts, spread, taken))
+                                   shifts, spread, taken, statistics))
     if thresholds:
-        out.update(_rare_values_missing(table, out, categorical, thresholds, value_counts, unreleasable, name))
+        out.update(rare_values_missing(table, out, categorical, thresholds, value_counts, unreleasable, name))
     pairing = shuffle_rng.permutation(n)
     avatars = pd.DataFrame(out).take(pairing).reset_index(drop=True)
-    return AvatarResult(avatars, pairing.astype(np.int64), ncp=space.n_components_)
-
-
-def _unreleasable(table, categorical, thresholds, value_counts) -> dict:
-    """The categorical columns of which no value is held by the column's ``min_count`` records (a free text, a
-    town that no more than three people share where ``min_count`` is 10), with the most records any value has:
-    none of their values may be released."""
-    found = {}
-    for c in categorical:
-        present = table[c].notna().to_numpy()
-        if thresholds.get(c, 1) > 1 and holds_missing(table[c]) and present.any():
-            most = int(holder_counts(table[c], (value_counts or {}).get(c))[present].max())
-            if most < thresholds[c]:
-                found[c] = most
-    return found
-
-
-def holds_missing(series: pd.Series) -> bool:
-    """Whether a value of ``series`` can be made missing without changing its dtype (text, categories, decimal
-    numbers): whole-number and boolean columns without missing values keep the rule's lowered counts instead."""
-    dtype = series.dtype
-    return not ((pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_integer_dtype(dtype))
-                and not pd.api.types.is_extension_array_dtype(dtype))
-
-
-def _rare_values_missing(table, out, categorical, thresholds, value_counts, unreleasable, name) -> dict:
-    """The released categorical columns with every value that fewer than ``min_count`` records hold made
-    missing, with a warning naming them. None is, unless no value of a column reaches ``min_count``
-    (``unreleasable``) or every record held a rare value (the draw's counts were lowered)."""
-    cleaned, notes, kept = {}, [], []
-    for column in categorical:
-        if thresholds.get(column, 1) <= 1 or column not in out:
-            continue
-        rare = rare_values(out[column], table[column], thresholds[column], (value_counts or {}).get(column))
-        if not rare.any():
-            continue
-        counted = f"{int(rare.sum())} of {len(rare)} released values"
-        if not holds_missing(table[column]):
-            kept.append(f"{column} ({counted})")
-            continue
-        cleaned[column] = out[column].mask(rare)
-        notes.append(f"{column} (min_count {thresholds[column]}; {counted} missing"
-                     + (f": no value is held by that many records, the most held by {unreleasable[column]}"
-                        if column in unreleasable else "") + ")")
-    if notes:
-        warnings.warn(f"table {name!r}: values that fewer than min_count records hold are released as missing in "
-                      f"{'; '.join(notes)}. Coarsen such a column (a region instead of a town, a year instead of a "
-                      "date), drop it (a free text, an identifier), or, if values that few people share may be "
-                      "published, set its min_count lower in the schema",
-                      UserWarning, stacklevel=4)
-    if kept:
-        warnings.warn(f"table {name!r}: every record held a value that fewer than min_count records hold, and the "
-                      f"counts were lowered: values that fewer hold are released in {'; '.join(kept)}, whole-number or "
-                      "yes/no columns without missing values. Coarsen or drop such a column, or lower its min_count "
-                      "in the schema knowingly", UserWarning, stacklevel=4)
-    return cleaned
-
-
-def _tuple_rule(table, columns, frequent: np.ndarray, holders: int, name: str) -> tuple[np.ndarray, list]:
-    """``frequent`` without the records whose tuple of the counted ``columns``, or a pair of it, fewer than
-    ``holders`` records hold. The columns counted leave at least a tenth of ``frequent`` to give their categories
-    and, at the default ``holders``, records that hold the other columns' values in its shares
-    (:func:`relanon.engine.small_groups.counted_columns`); more holders, asked by the schema, may bend the shares
-    (the signal shows by how much). A warning names the columns left out, which are taken from other neighbours
-    (:func:`relanon.engine.small_groups.family_donors`). Returns the records that may give their categories and
-    the columns left out."""
-    bias = TUPLE_RULE_BIAS if holders <= COMBINATION_HOLDERS else 1.0
-    counted = counted_columns(table, columns, frequent, holders, bias) if frequent.any() else list(columns)
-    left = [c for c in columns if c not in counted]
-    if left:
-        warnings.warn(f"table {name!r}: the rule of combinations (combination_min_count {holders}) leaves out "
-                      f"{', '.join(map(str, left))}: counted with the others, they would keep most records, or "
-                      "records of one kind, from giving their categories, and bend the release's shares. They are "
-                      "taken from other neighbours than the rest, where some neighbour's values form pairs that "
-                      "several records hold, and otherwise from the drawn one: fewer or coarser categories (a "
-                      "region, a year) keep them in the rule; relanon assess measures what is left",
-                      UserWarning, stacklevel=4)
-    return frequent & ~rare_combination_records(table, counted, holders), left
-
-
-def _carried(table, types, categorical, left, sensitive) -> dict:
-    """What an avatar carries from its drawn neighbour that the columns left out of the tuple rule must go with:
-    the other categorical values and whether each number is missing."""
-    carried = {c: table[c] for c in categorical if c not in left and c not in sensitive}
-    carried.update({("missing", c): table[c].isna() for c in types if c not in categorical and c not in sensitive
-                    and table[c].isna().any()})
-    return carried
+    return AvatarResult(avatars, pairing.astype(np.int64), ncp=space.n_components_,
+                        generalized=[g.to_dict() for g in generalized.columns.values()])
 
 
 def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thresholds, k, rng, name, groups,
-                    value_counts, extremes, shifts, spread, taken) -> dict:
+                    value_counts, extremes, shifts, spread, taken, statistics) -> dict:
     """The sensitive columns of the avatars, from their donors, numbers kept within their bounds (the whole
     table's counts and bounds when given: a batch of the Dask engine); the numbers of ``spread`` shifted like
     their small group's (:mod:`relanon.engine.small_groups`)."""
@@ -431,20 +370,10 @@ def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thres
             mean = found.numbers[column]
             if column in spread:
                 mean = spread_like_group(numbers[column], mean, shifts)
-            out[column] = finished_numbers(mean, np.isnan(numbers[column][found.pulled]), space.statistics_[column])
+            out[column] = finished_numbers(mean, np.isnan(numbers[column][found.pulled]), statistics[column])
             if thresholds:
                 out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
     return out
-
-
-def _table_facts(value_counts, extremes, types, name: str) -> tuple[dict, dict]:
-    """The whole table's value counts and extremes as dicts, or a ParameterError naming unknown columns."""
-    value_counts, extremes = dict(value_counts or {}), dict(extremes or {})
-    for label, given in (("value_counts", value_counts), ("extremes", extremes)):
-        unknown = sorted(set(given) - set(types))
-        if unknown:
-            raise ParameterError(f"table {name!r}: {label} names columns that are not avatarized: {unknown}")
-    return value_counts, extremes
 
 
 def _check_k(k, n: int, name: str) -> None:

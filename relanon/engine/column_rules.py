@@ -289,7 +289,7 @@ def _composed(frame: pd.DataFrame, rule: DateFromParts) -> tuple[np.ndarray, np.
 def _seconds(dates: pd.Series) -> np.ndarray:
     """Dates as seconds since the epoch (UTC for zoned dates), NaN for missing."""
     index = pd.DatetimeIndex(dates)
-    ticks = index.as_unit("ns").asi8.astype(np.float64) / 1e9
+    ticks = index.as_unit("us").asi8.astype(np.float64) / 1e6  # microseconds: years 1 to 9999 fit
     ticks[index.isna()] = np.nan
     return ticks
 

@@ -12,6 +12,8 @@ import numpy as np
 
 # Share of the way from the weighted mean to the value moved towards (see avatar_numbers.numeric_avatar).
 SPREAD = 0.5
+# Largest factor by which :func:`restored_spread` stretches a mix away from its neighbourhood's mean.
+MAX_STRETCH = 3.0
 
 
 def mixed_numbers(values: np.ndarray, indices: np.ndarray, weights: np.ndarray, towards: np.ndarray,
@@ -46,3 +48,38 @@ def mixed_numbers(values: np.ndarray, indices: np.ndarray, weights: np.ndarray, 
     # a weighted mean lies between its values; clipping removes rounding drift (a constant stays exact)
     with np.errstate(invalid="ignore"):
         return np.clip(mean, low, high)
+
+
+def restored_spread(mixed: np.ndarray, values: np.ndarray, indices: np.ndarray, weights: np.ndarray,
+                    low: float, high: float) -> np.ndarray:
+    """``mixed`` (from :func:`mixed_numbers`) moved away from its neighbourhood's plain mean ``m`` so that it
+    varies around ``m`` as much as one neighbour does: ``m + c * (mixed - m)``, kept within ``[low, high]`` (the
+    column's range: a batch's rows are bounded by the whole table's).
+
+    A mix ``sum_j v_j x_j`` of ``k`` exchangeable values around their mean has the variance of one of them times
+    ``(k * sum_j v_j**2 - 1) / (k - 1)``, less than 1 for any mix that is not a single record: the convex mix loses
+    part of the within-neighbourhood variance, and the column's spread shrinks (a standard deviation ratio of
+    0.78 for the demo's visit dates). ``c = sqrt((k - 1) / (k * S - 1))`` with ``S`` the expected ``sum_j v_j**2``
+    of the mix moved towards a drawn neighbour, ``(1 - SPREAD**2) * sum_j w_j**2 + SPREAD**2``, gives it back (at
+    most :data:`MAX_STRETCH`). The same ``c`` and ``m`` for every column of a row, so linear equalities between
+    columns still hold; an order between two columns may not (the avatar keeps the mix of a row where it would
+    reverse). Rows whose neighbours miss a value keep their mix.
+
+    Examples
+    --------
+    >>> values = np.array([0.0, 10.0, 20.0, 30.0])
+    >>> restored_spread(np.array([14.0]), values, np.array([[0, 1, 2, 3]]), np.full((1, 4), 0.25), 0.0, 30.0).tolist()
+    [13.0]
+    """
+    around = values[indices]
+    present = ~np.isnan(around)
+    k = indices.shape[1]
+    if k < 2:
+        return mixed
+    squares = (1.0 - SPREAD**2) * np.einsum("ij,ij->i", weights, weights) + SPREAD**2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stretch = np.minimum(np.sqrt((k - 1) / np.maximum(k * squares - 1.0, 1e-12)), MAX_STRETCH)
+        centre = np.where(present, around, 0.0).sum(axis=1) / present.sum(axis=1)
+    out = np.where(present.all(axis=1) & ~np.isnan(mixed), centre + stretch * (mixed - centre), mixed)
+    with np.errstate(invalid="ignore"):
+        return np.clip(out, low, high)

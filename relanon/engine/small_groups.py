@@ -29,6 +29,7 @@ to 0.022 (benchmarks/wide_people.py).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from itertools import combinations
 from typing import NamedTuple
@@ -295,7 +296,7 @@ def column_families(table: pd.DataFrame, columns, tie: float = FAMILY_TIE, held:
         for b in columns:
             if b == a or root(a) == root(b):
                 continue
-            if _lambda(codes[a][read], codes[b][read]) >= tie:
+            if guess_gain(codes[a][read], codes[b][read]) >= tie:
                 parent[root(b)] = root(a)
     families: dict = {}
     for c in columns:
@@ -304,7 +305,7 @@ def column_families(table: pd.DataFrame, columns, tie: float = FAMILY_TIE, held:
     return sorted(families.values(), key=lambda f: (min(distinct[c] for c in f), columns.index(f[0])))
 
 
-def _lambda(a: np.ndarray, b: np.ndarray) -> float:
+def guess_gain(a: np.ndarray, b: np.ndarray) -> float:
     """Goodman and Kruskal's lambda: the share of the errors of guessing ``b`` by its modal value that knowing
     ``a`` (guessing each ``a``'s modal ``b``) avoids; 0 for a ``b`` of one value."""
     base = b.max(initial=0) + 1
@@ -386,3 +387,34 @@ def _held_pairs(a: np.ndarray, b: np.ndarray, at_a: np.ndarray, at_b: np.ndarray
     coded ``a`` and ``b``."""
     _, pairs, counts = extended_keys(a, at_a, b, at_b)
     return _holding(pairs, counts) >= holders
+
+
+def tuple_rule(table, columns, frequent: np.ndarray, holders: int, name: str) -> tuple[np.ndarray, list]:
+    """``frequent`` without the records whose tuple of the counted ``columns``, or a pair of it, fewer than
+    ``holders`` records hold. The columns counted leave at least a tenth of ``frequent`` to give their categories
+    and, at the default ``holders``, records that hold the other columns' values in its shares
+    (:func:`counted_columns`); more holders, asked by the schema, may bend the shares
+    (the signal shows by how much). A warning names the columns left out, which are taken from other neighbours
+    (:func:`family_donors`). Returns the records that may give their categories and
+    the columns left out."""
+    bias = TUPLE_RULE_BIAS if holders <= COMBINATION_HOLDERS else 1.0
+    counted = counted_columns(table, columns, frequent, holders, bias) if frequent.any() else list(columns)
+    left = [c for c in columns if c not in counted]
+    if left:
+        warnings.warn(f"table {name!r}: the rule of combinations (combination_min_count {holders}) leaves out "
+                      f"{', '.join(map(str, left))}: counted with the others, they would keep most records, or "
+                      "records of one kind, from giving their categories, and bend the release's shares. They are "
+                      "taken from other neighbours than the rest, where some neighbour's values form pairs that "
+                      "several records hold, and otherwise from the drawn one: fewer or coarser categories (a "
+                      "region, a year) keep them in the rule; relanon assess measures what is left",
+                      UserWarning, stacklevel=4)
+    return frequent & ~rare_combination_records(table, counted, holders), left
+
+
+def carried_columns(table, types, categorical, left, sensitive) -> dict:
+    """What an avatar carries from its drawn neighbour that the columns left out of the tuple rule must go with:
+    the other categorical values and whether each number is missing."""
+    carried = {c: table[c] for c in categorical if c not in left and c not in sensitive}
+    carried.update({("missing", c): table[c].isna() for c in types if c not in categorical and c not in sensitive
+                    and table[c].isna().any()})
+    return carried

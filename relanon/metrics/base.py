@@ -81,12 +81,14 @@ class Metric:
     @property
     def passed(self) -> bool | None:
         """Whether the value is strictly on the good side of the target, or within the noise floor
-        plus the margin (None without a target)."""
+        plus the margin (None without a target). A lower-is-better target of 0 (none) is met by 0."""
         if self.target is None:
             return None
         if math.isnan(self.value):
             return False
         if self.value > self.target if self.direction == HIGHER else self.value < self.target:
+            return True
+        if self.direction == LOWER and self.target == 0 and self.value == 0:
             return True
         return self.within_floor
 

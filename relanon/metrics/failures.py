@@ -1,8 +1,10 @@
 """What failed in an evaluation: one list, read by the terminal verdict and by the report alike.
 
 A measure fails when its value is on the wrong side of its target and beyond its noise floor plus
-margin (:attr:`relanon.metrics.base.Metric.passed`); a link fails on its children-per-parent
-similarity (:func:`relanon.metrics.scenarios.similarity_passed`) or its referential integrity.
+margin (:attr:`relanon.metrics.base.Metric.passed`); a measure taken column by column names each failing
+column; a link fails on its children-per-parent similarity
+(:func:`relanon.metrics.scenarios.similarity_passed`), its referential integrity, or a declared rule across
+it that the release breaks on more rows than the original (one failure per rule).
 Every decision is taken here, on the values as computed: presentation rounds afterwards, never before.
 """
 
@@ -13,7 +15,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from relanon.metrics.base import HIGHER, REFERENTIAL_INTEGRITY_TARGET
+from relanon.metrics.base import HIGHER, LOWER, REFERENTIAL_INTEGRITY_TARGET
 from relanon.metrics.noise_floor import quadrature_margin
 from relanon.metrics.scenarios import TARGETS, similarity_passed
 
@@ -41,6 +43,8 @@ class Failure(NamedTuple):
         it is more lenient than the target; None when the target alone decides.
     floor : float or None
         The noise floor: what two random halves of the original give each other.
+    column : str or None
+        The column, for a measure taken column by column (:mod:`relanon.metrics.columns`).
     """
 
     kind: str
@@ -53,6 +57,7 @@ class Failure(NamedTuple):
     direction: str
     bound: float | None = None
     floor: float | None = None
+    column: str | None = None
 
 
 def failures(evaluation) -> list[Failure]:
@@ -75,6 +80,13 @@ def failures(evaluation) -> list[Failure]:
         if metric.passed is not False:
             continue
         table, reference = tables.get((kind, view), (view, view))
+        failing = metric.breakdown.get("failing")
+        if failing:  # a measure taken column by column: every failing column named
+            found += [Failure(kind, view, table, reference, metric.name, entry["value"], float(metric.target),
+                              metric.direction, entry["bound"] if entry["bound"] > metric.target else None,
+                              None if math.isnan(entry["floor"]) else entry["floor"], column)
+                      for column, entry in failing.items()]
+            continue
         found.append(Failure(kind, view, table, reference, metric.name, float(metric.value), float(metric.target),
                              metric.direction, _metric_bound(metric), metric.floor))
     return found + _link_failures(evaluation.relations)
@@ -103,6 +115,10 @@ def _link_failures(relations: pd.DataFrame) -> list[Failure]:
         if not similarity_passed(similarity, floor):
             found.append(Failure("link", view, row.child, row.parent, "children_per_parent", similarity, target, HIGHER,
                                  _similarity_bound(floor, target), None if math.isnan(floor) else floor))
+        for rule, (before, released) in (getattr(row, "rules", None) or {}).items():
+            if released > before:  # the release breaks a declared rule more often than the original
+                found.append(Failure("link", f"{view}: rule {rule}", row.child, row.parent, "rows_breaking_rule",
+                                     float(released), float(before), LOWER))
         if float(row.referential_integrity) < REFERENTIAL_INTEGRITY_TARGET:
             found.append(Failure("link", view, row.child, row.parent, "referential_integrity",
                                  float(row.referential_integrity), REFERENTIAL_INTEGRITY_TARGET, HIGHER))

@@ -11,7 +11,9 @@ with its own links (see :mod:`relanon.multitable.views`):
   (:mod:`relanon.metrics.links`; the headline of the link's cell), and the correlation difference
   ratio of the table plus its parent's columns as a detail;
 - relations, for every link: the children-per-parent distribution (1 - Kolmogorov-Smirnov statistic,
-  mean and max side by side), the link fidelity with its noise floor, and referential integrity.
+  mean and max side by side), the link fidelity with its noise floor, referential integrity, and the rows
+  breaking each rule across the link the schema declares (:mod:`relanon.schema.cross_rules`), in the
+  original and in the release (a release may break a rule no more often than its original).
 
 The hidden rate and the local cloaking need the private pairing of anonymized and original rows,
 which only the run that produced the release holds (:class:`relanon.multitable.pipeline.AnonymizationResult`);
@@ -32,9 +34,12 @@ from relanon.metrics.evaluation import PRIVACY_HEADLINES, EvaluatedData, Evaluat
 from relanon.metrics.links import LINK_FIDELITY_TARGET, link_fidelity
 from relanon.metrics.noise_floor import noise_floor, quadrature_margin
 from relanon.metrics.privacy import DEFAULT_SAMPLE_SIZE, privacy
+from relanon.metrics.rare_values import rare_values_released
 from relanon.metrics.signal import MIN_DISTRIBUTION_ROWS, correlation_difference_ratio, hellinger_metric, signal
+from relanon.multitable.policy import min_counts
 from relanon.multitable.views import STANDALONE, TO_BOTTOM_PROPAGATED, TO_TOP_ENRICHED, View, views
-from relanon.schema.graph import all_links
+from relanon.schema.cross_rules import broken_rows
+from relanon.schema.graph import all_links, too_small_for_k
 from relanon.schema.model import Schema
 
 METRICS_SEED = 0
@@ -86,28 +91,37 @@ def evaluate(schema: Schema, original, anonymized, result=None, *, sample_size: 
     for table in schema:
         if len(original[table.name]) == 0:
             continue
-        with report.step(f"evaluate {table.name}", unit="views") as step:
+        with report.step(f"evaluate {table.name}", unit="measures") as step:
             pairing = _pairing(result, table.name, len(original[table.name]), len(anonymized[table.name]))
             original_views = {v.name: v for v in views(schema, original, table.name, columns)}
             released_views = {v.name: v for v in views(schema, anonymized, table.name, columns)}
-            for done, (name, view) in enumerate(original_views.items()):
-                step(done, len(original_views))
+            # the bar moves after each measure of each view (privacy, signal, link fidelity), not once a view
+            total = sum(1 + table.individual + (v.scenario == TO_BOTTOM_PROPAGATED) for v in original_views.values())
+            done = 0
+            step(done, total)
+            for name, view in original_views.items():
                 released = released_views[name]
                 if table.individual:
                     records += [
                         ("privacy", view, m)
                         for m in _privacy(schema, view, released, pairing, table, sample_size, rng)
                     ]
+                    done += 1
+                    step(done, total)
                 records += [("signal", view, m) for m in _signal(view, released)]
+                done += 1
+                step(done, total)
                 if view.scenario == TO_BOTTOM_PROPAGATED:
                     records.append(("signal", view, link_fidelity(
                         schema, original, anonymized, view.link, columns=columns)))
+                    done += 1
+                    step(done, total)
     if result is None and any(t.individual for t in schema):
         notes.append(
             "hidden rate and local cloaking need the private pairing of anonymized and original rows, "
             "held only by the run that made the release (relanon anonymize): they are not computed here"
         )
-    notes += _small_notes(schema, original, records)
+    notes += _small_notes(schema, original, records) + generalized_notes(result)
     relations = _relations(schema, original, anonymized, result, records)
     details = _details(records)
     privacy_matrix, privacy_passed = _privacy_matrix(schema, records)
@@ -164,11 +178,28 @@ def _small_notes(schema: Schema, original, records) -> list[str]:
         f"{t.name} has 1 row: its privacy metrics need at least 2 (a record has no other to be compared with) "
         "and are not computed" for t in schema if t.individual and len(original[t.name]) == 1
     ]
+    notes += [f"{name}: {message}" for name, message in
+              too_small_for_k(schema, {t.name: len(original[t.name]) for t in schema}).items()]
     small = [view.name for kind, view, metric in records if kind == "signal" and metric.name == "hellinger_mean"
              and metric.breakdown.get("not_applicable")]
     if small:
         notes.append(f"{', '.join(small)}: fewer than {MIN_DISTRIBUTION_ROWS} rows, no distribution to compare: "
                      "the Hellinger distance is not applicable (no value, no target)")
+    return notes
+
+
+def generalized_notes(result) -> list[str]:
+    """What the release says of the rare values it generalized rather than erased (release.json's
+    ``generalized``), one note per column."""
+    notes = []
+    for name, release in (result.releases.items() if result is not None else ()):
+        for g in getattr(release, "generalized", ()):
+            levels = ", ".join(f"{label!s} ({level['how']}, {level['records']} records)"
+                               for label, level in list(g["levels"].items())[:5])
+            more = f" and {len(g['levels']) - 5} more" if len(g["levels"]) > 5 else ""
+            left = f"; {g['left_rare']} left missing (no level held by enough)" if g["left_rare"] else ""
+            notes.append(f"{name}.{g['column']}: {g['rare_records']} records hold one of {g['rare_values']} values "
+                         f"that fewer than {g['min_count']} people hold: released as {levels}{more}{left}")
     return notes
 
 
@@ -186,10 +217,16 @@ def _privacy(schema: Schema, view: View, released: View, pairing, table, sample_
     if len(view.frame) < 2 or len(released.frame) < 1 or not view.types:
         return []
     known, sensitive = _inference_roles(view, table)
-    return privacy(
+    metrics = privacy(
         view.frame, released.frame, view.types, pairing=pairing, ncp=table.anonymize.ncp, weights=_view_weights(schema, view),
         sample_size=sample_size, random_state=rng, known=known, sensitive=sensitive, name=view.name,
     )
+    if view.scenario == STANDALONE and table.anonymize.method == Method.AVATAR:
+        # the rule of rare values, checked on the release: the counts the run used (min_count, default k)
+        k = min(table.anonymize.k_or_default, max(len(view.frame) - 1, 1))  # as the run lowered it
+        counts = min_counts(schema, table.name, k, view.types)
+        metrics.append(rare_values_released(view.frame, released.frame, view.types, counts))
+    return metrics
 
 
 def _view_weights(schema: Schema, view: View) -> dict[str, float]:
@@ -270,13 +307,26 @@ def _relations(schema: Schema, original, anonymized, result, records=()) -> pd.D
             "link_fidelity": fidelity[key].value if (key := (link.child, link.column)) in fidelity else float("nan"),
             "link_fidelity_floor": fidelity[key].floor if key in fidelity else float("nan"),
             "referential_integrity": float(integrity),
+            **_rule_counts(schema, original, anonymized, link),
         })
     frame = pd.DataFrame(rows)
     if len(frame):
         similar = [similarity_passed(value, floor) for value, floor in
                    zip(frame["children_per_parent"], frame["children_per_parent_floor"], strict=True)]
-        frame["passed"] = (frame["referential_integrity"] >= REFERENTIAL_INTEGRITY_TARGET) & np.array(similar, dtype=bool)
+        kept = [all(released <= before for before, released in counts.values()) for counts in frame["rules"]]
+        frame["passed"] = ((frame["referential_integrity"] >= REFERENTIAL_INTEGRITY_TARGET) & np.array(similar, dtype=bool)
+                           & np.array(kept, dtype=bool))
     return frame
+
+
+def _rule_counts(schema: Schema, original, anonymized, link) -> dict:
+    """The rules the link declares (:mod:`relanon.schema.cross_rules`): rows breaking each, original then release."""
+    fk = next(fk for fk in schema[link.child].foreign_keys if fk.column == link.column)
+    key = schema[link.parent].primary_key
+    counts = {str(rule): [broken_rows(rule, database[link.child], database[link.parent], link.column, key)
+                          for database in (original, anonymized)] for rule in fk.rules}
+    return {"rules": counts, "rules_broken": sum(c[1] for c in counts.values()),
+            "rules_broken_original": sum(c[0] for c in counts.values())}
 
 
 def ks_statistic(a: np.ndarray, b: np.ndarray) -> float:

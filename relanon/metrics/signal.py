@@ -33,6 +33,7 @@ import pandas as pd
 from relanon.common.binning import Bins, fit_bins, hellinger
 from relanon.engine.columns import NUMERIC_KINDS, check_columns_present, column_types, numeric_values
 from relanon.metrics.base import LOWER, TARGETS, Metric
+from relanon.metrics.columns import TOO_SMALL_FLOOR, column_metrics
 from relanon.metrics.noise_floor import MIN_ROWS, NOISE_FLOOR_SEED, noise_floor, quadrature_margin
 
 COMBINATION_MARGIN = 1.0
@@ -106,7 +107,9 @@ def hellinger_metric(original: pd.DataFrame, released: pd.DataFrame, columns, *,
 
     With fewer than :data:`MIN_DISTRIBUTION_ROWS` rows on either side there is no distribution to
     compare: the value is NaN, there is no target, and the breakdown lists every column under
-    ``not_applicable`` (``per_column`` is empty).
+    ``not_applicable`` (``per_column`` is empty). When the noise floor itself exceeds
+    :data:`relanon.metrics.columns.TOO_SMALL_FLOOR`, the table is too small to judge: the value is
+    shown, without a target (``too_small`` and ``reason`` in the breakdown).
 
     Examples
     --------
@@ -114,6 +117,10 @@ def hellinger_metric(original: pd.DataFrame, released: pd.DataFrame, columns, *,
     >>> metric = hellinger_metric(o, o, {"g": "categorical"})
     >>> metric.value, metric.passed, metric.floor >= 0
     (0.0, True, True)
+    >>> few = pd.DataFrame({"g": list("abcdef") * 2})   # halves of 12 rows of 6 values differ too much
+    >>> judged = hellinger_metric(few, few, {"g": "categorical"})
+    >>> judged.target, judged.passed, judged.breakdown["too_small"]
+    (None, None, True)
     >>> one = hellinger_metric(o.head(1), o.tail(1), {"g": "categorical"})
     >>> one.value, one.target, one.passed, one.breakdown["not_applicable"]
     (nan, None, None, ['g'])
@@ -139,6 +146,12 @@ def hellinger_metric(original: pd.DataFrame, released: pd.DataFrame, columns, *,
         if isinstance(floors.value, dict):
             breakdown["floor_per_column"] = floors.value
             floor_value = float(np.nanmean(list(floors.value.values())))
+    if floor_value is not None and floor_value > TOO_SMALL_FLOOR:
+        # two halves of the original differ more than any release could be asked to: no pass, no fail
+        breakdown["too_small"] = True
+        breakdown["reason"] = (f"{len(original)} rows: two random halves of the original differ by {floor_value:.2f} "
+                               "(noise floor), too few rows to judge the distributions")
+        return Metric("hellinger_mean", value, None, LOWER, description, breakdown, floor=floor_value)
     return _with_floor(Metric(
         "hellinger_mean", value, TARGETS["hellinger_mean"], LOWER, description, breakdown,
     ), floor_value)
@@ -337,15 +350,17 @@ def signal(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, floor: boo
     -------
     list of Metric
         ``hellinger_mean`` (per-column distances and floors in its breakdown), ``hellinger_std`` (no
-        target), ``correlation_difference_ratio`` when at least two numeric columns have defined
-        correlations, ``impossible_combinations`` and ``impossible_pairs`` when at least two
-        columns are categorical-like.
+        target), with ``floor`` the columns judged one by one (:mod:`relanon.metrics.columns`:
+        ``hellinger_column``, ``std_ratio_gap``, ``tail_quantile_shift``), ``correlation_difference_ratio``
+        when at least two numeric columns have defined correlations, ``impossible_combinations`` and
+        ``impossible_pairs`` when at least two columns are categorical-like.
 
     Examples
     --------
     >>> o = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "y": [2.0, 1.0, 0.0, 0.5], "g": ["a", "b", "a", "b"]})
-    >>> [(m.name, m.value) for m in signal(o, o, {"x": "continuous", "y": "continuous", "g": "categorical"})]
-    [('hellinger_mean', 0.0), ('hellinger_std', 0.0), ('correlation_difference_ratio', 0.0)]
+    >>> [(m.name, m.value) for m in signal(o, o, {"x": "continuous", "y": "continuous", "g": "categorical"})
+    ...  if m.name != "hellinger_column"]  # 4 rows: too few to judge a column (its value is NaN, no target)
+    [('hellinger_mean', 0.0), ('hellinger_std', 0.0), ('std_ratio_gap', 0.0), ('tail_quantile_shift', 0.0), ('correlation_difference_ratio', 0.0)]
     """
     hellinger_mean = hellinger_metric(original, avatars, columns, floor=floor, random_state=random_state)
     per_column = hellinger_mean.breakdown["per_column"]
@@ -357,6 +372,8 @@ def signal(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, floor: boo
             {"per_column": per_column, **{k: v for k, v in hellinger_mean.breakdown.items() if k == "not_applicable"}},
         ),
     ]
+    if floor:  # every column against its own floor: the table's mean hides a broken column
+        metrics += column_metrics(original, avatars, columns, hellinger_mean, random_state=random_state)
     correlations = correlation_difference_ratio(original, avatars, columns, floor=floor, random_state=random_state)
     if not np.isnan(correlations.value):
         metrics.append(correlations)

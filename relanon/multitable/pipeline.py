@@ -30,8 +30,10 @@ from relanon.common.errors import DataError, ParameterError, Problem
 from relanon.common.progress import as_progress
 from relanon.engine.avatar import RunHooks, avatarize_in_run
 from relanon.engine.column_rules import obey_rules
+from relanon.engine.generalize import generalized_detail
 from relanon.engine.private_values import parent_codes
 from relanon.multitable.associations import keep_combinations_unique
+from relanon.multitable.cross_rules import obey_cross_rules
 from relanon.multitable.keys import new_keys
 from relanon.multitable.linking.anchoring import anchor_on_parents, anchored
 from relanon.multitable.linking.counts import settle_counts
@@ -39,6 +41,7 @@ from relanon.multitable.linking.foreign_keys import relink
 from relanon.multitable.policy import (
     SensitiveChoiceWarning,
     avatar_settings,
+    date_problems,
     deassociated_release,
     enrichment_names,
     sensitive_choices,
@@ -84,7 +87,7 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
     """
     report = as_progress(progress)
     original = check_database(schema, database)
-    problems = size_problems(schema, original) + value_problems(schema, original)  # before any long work
+    problems = size_problems(schema, original) + value_problems(schema, original) + date_problems(schema, original)
     if problems:
         raise DataError("some tables cannot be anonymized as declared", problems)
     seeds = table_seeds(schema, schema.seed if random_state is None else random_state)
@@ -127,6 +130,9 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
             with report.step(f"{name}: rules between columns") as step:
                 obey(releases[name])
                 step.detail = "; ".join(map(str, releases[name].column_rules))
+    if any(fk.rules for t in schema for fk in t.foreign_keys):
+        with report.step("rules across tables") as step:  # once every table is linked: functions recomputed
+            step.detail = "; ".join(obey_cross_rules(schema, {name: releases[name].frame for name in order}))
     sensitive = sensitive_choices(schema, link_reports)
     for message in sensitive:
         warnings.warn(message, SensitiveChoiceWarning, stacklevel=2)
@@ -154,7 +160,7 @@ def anonymization_problems(schema: Schema, original: dict) -> list[Problem]:
     tables too small for the avatar method, values it cannot code, and anatomization or bucketization
     settings the data cannot meet (each de-associative table is released as :func:`anonymize` would, and
     thrown away). What ``relanon validate --data`` reports beyond the schema's types and keys."""
-    problems = size_problems(schema, original) + value_problems(schema, original)
+    problems = size_problems(schema, original) + value_problems(schema, original) + date_problems(schema, original)
     for table in schema:
         if table.anonymize.method in ("anatomize", "bucketize"):
             try:
@@ -230,6 +236,7 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
     internal = enrichment_names(schema, table.name)
     n = len(frame)
     k = ncp = None
+    generalized = ()
     with report.step(f"{table.name}: avatarize") as step:
         if n == 0 or not types:
             avatars, pairing = enriched, rng_avatar.permutation(n)
@@ -248,7 +255,8 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
             )
             avatars, pairing = result.avatars, np.asarray(result.pairing)
             ncp = getattr(result, "ncp", table.anonymize.ncp)
-            step.detail = f"k={k}, {len(enriched.columns)} columns"
+            generalized = tuple(getattr(result, "generalized", ()))
+            step.detail = f"k={k}, {len(enriched.columns)} columns" + generalized_detail(generalized)
     avatars = avatars.reset_index(drop=True)
     rules = table_rules(table, frame, types) if k is not None else ()
     released = pd.DataFrame(index=pd.RangeIndex(n))
@@ -264,6 +272,7 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
     return TableRelease(
         table.name, "avatar", released, pairing, enriched_original=enriched, enriched_avatars=avatars,
         enriched_types=types, enriched_weights=weights, k=k, ncp=ncp, internal_names=internal, column_rules=rules,
+        generalized=generalized,
     )
 
 def obey(release: TableRelease) -> None:

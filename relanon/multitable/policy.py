@@ -86,6 +86,39 @@ def value_problems(schema: Schema, original: dict) -> list[Problem]:
     return problems
 
 
+# the dates every step can compute with (pandas' nanosecond range; the report draws them too)
+DATE_RANGE = (pd.Timestamp.min.ceil("D"), pd.Timestamp.max.floor("D"))
+
+
+def date_problems(schema: Schema, original: dict) -> list[Problem]:
+    """Dates outside :data:`DATE_RANGE` (1677-09-22 to 2262-04-11) in the released datetime columns of
+    every table, each problem naming its table, column and rows (by primary key): read fine, they are
+    refused before any work, since their differences and the report's axes overflow."""
+    low, high = (np.datetime64(bound.to_datetime64(), "us") for bound in DATE_RANGE)
+    problems = []
+    for table in schema:
+        frame = original[table.name]
+        for column in table.released_columns:
+            if column.type != "datetime" or column.name not in frame.columns:
+                continue
+            values = frame[column.name]
+            if not pd.api.types.is_datetime64_any_dtype(values.dtype):
+                continue
+            naive = values.dt.tz_convert("UTC").dt.tz_localize(None) if values.dt.tz is not None else values
+            ticks = naive.to_numpy(dtype="datetime64[us]")
+            outside = ~np.isnat(ticks) & ((ticks < low) | (ticks > high))
+            if not outside.any():
+                continue
+            keys = frame[table.primary_key].to_numpy()[outside] if table.primary_key in frame.columns else None
+            rows = "" if keys is None else \
+                f" with {table.primary_key} {', '.join(map(str, keys[:5]))}{', ...' if len(keys) > 5 else ''}"
+            problems.append(Problem(
+                f"{int(outside.sum())} date(s) outside {DATE_RANGE[0]:%Y-%m-%d} .. {DATE_RANGE[1]:%Y-%m-%d}, the "
+                f"dates relanon computes with, in the rows{rows}; correct them, or replace a placeholder such as "
+                "9999-12-31 by a missing value", table.name, column.name,
+                tuple(str(v)[:10] for v in pd.unique(ticks[outside])[:5])))
+    return problems
+
 
 def table_seeds(schema: Schema, random_state) -> dict[str, np.random.SeedSequence]:
     """One independent seed sequence per table, derived from its name, not from processing order."""

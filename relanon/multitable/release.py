@@ -13,13 +13,15 @@ be replayed, so the seed is a secret like the original data.
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
-from relanon.common.options import Method
+from relanon.common.options import CsvFormulas, Method, check_option
 from relanon.common.version import __version__
 from relanon.schema.model import Schema, dump_schema
 from relanon.schema.shapes import companion_name
-from relanon.stores.io import RELEASE_FILES, write_database
+from relanon.stores.formulas import neutralized
+from relanon.stores.io import RELEASE_FILES, output_format, write_database
 
 SCHEMA_FILE, NOTES_FILE, WARNING_FILE = RELEASE_FILES
 
@@ -39,6 +41,8 @@ def release_notes(result) -> dict:
             entry["k"] = release.k
         if release.column_rules:
             entry["column_rules"] = [str(rule) for rule in release.column_rules]
+        if getattr(release, "generalized", ()):
+            entry["generalized"] = list(release.generalized)
         tables[name] = entry
     return {
         "relanon": __version__,
@@ -67,7 +71,8 @@ def release_files(result) -> dict[str, str]:
     return files
 
 
-def write_release(result, location, *, format=None, inputs=(), overwrite: bool = False) -> Path:
+def write_release(result, location, *, format=None, inputs=(), overwrite: bool = False,
+                  csv_formulas=CsvFormulas.NEUTRALIZE) -> Path:
     """Write the anonymized database and its notes to ``location``, atomically.
 
     Parameters
@@ -83,10 +88,27 @@ def write_release(result, location, *, format=None, inputs=(), overwrite: bool =
     overwrite : bool, default False
         Replace what exists at ``location`` even when it is not a release relanon wrote (a
         folder is replaced whole; in a SQLite file only the release's tables are replaced).
+    csv_formulas : {"neutralize", "keep"}, default "neutralize"
+        In a CSV release, text cells that a spreadsheet would run as a formula (beginning with ``=``,
+        ``+``, ``-``, ``@``, a tab or a carriage return, numbers aside) are prefixed with a single quote
+        (:mod:`relanon.stores.formulas`), and ``release.json`` says how many per column under
+        ``csv_formulas``; ``"keep"`` writes them raw (and says so).
     """
     schema = release_schema(result)
     # a companion table (anatomization) is stored under its table's source name + "_sensitive"
     sources = {companion_name(t): f"{t.source_name}_sensitive" for t in schema if t.anonymize.method == Method.ANATOMIZE}
     tables = {sources.get(name, name): frame for name, frame in result.tables.items()}
-    return write_database(tables, location, schema, format=format, inputs=inputs, files=release_files(result),
-                          overwrite=overwrite)
+    files = release_files(result)
+    policy = check_option(csv_formulas, CsvFormulas, "csv_formulas")
+    if output_format(location, format) == "csv":
+        tables, changed = neutralized(tables, policy)
+        notes = json.loads(files[NOTES_FILE])
+        notes["csv_formulas"] = {"policy": str(policy), "cells": changed}
+        files[NOTES_FILE] = json.dumps(notes, indent=2) + "\n"
+        if changed:
+            how = ("written raw, as asked (--csv-formulas keep): a spreadsheet opening the release runs them"
+                   if policy == CsvFormulas.KEEP else "written with a ' before them (--csv-formulas keep writes them raw)")
+            warnings.warn(f"{sum(changed.values()):,} text cells that a spreadsheet would run as formulas (beginning "
+                          f"with =, +, -, @, a tab or a carriage return), in {', '.join(changed)}: {how}",
+                          UserWarning, stacklevel=2)
+    return write_database(tables, location, schema, format=format, inputs=inputs, files=files, overwrite=overwrite)

@@ -50,6 +50,7 @@ class TableRelease:
     companion: pd.DataFrame | None = None  # the sensitive table of an anatomized table
     internal_names: dict = field(default_factory=dict)  # of the enriched tables (see enrichment_names)
     column_rules: tuple = ()  # rules between columns the release obeys (relanon.engine.column_rules)
+    generalized: tuple = ()  # rare values generalized, per column (relanon.engine.generalize)
 
 
 @dataclass

@@ -148,9 +148,10 @@ def _group_summary(values: pd.Series, positions: np.ndarray, n_parents: int, how
     if pd.api.types.is_datetime64_any_dtype(values.dtype):
         tz = values.dt.tz
         naive = values.dt.tz_convert("UTC").dt.tz_localize(None) if tz is not None else values
-        seconds = (naive - pd.Timestamp(0)) / pd.Timedelta(seconds=1)
+        epoch = pd.Timestamp(0).as_unit(naive.dt.unit)  # in the dates' own unit: years 1500 or 9999 fit
+        seconds = (naive - epoch) / pd.Timedelta(seconds=1)
         summary = seconds[linked].groupby(positions[linked]).agg(how).reindex(range(n_parents))
-        dates = pd.Series(pd.Timestamp(0) + pd.to_timedelta(summary.to_numpy(), unit="s"))
+        dates = pd.Series(epoch + pd.to_timedelta(summary.to_numpy(), unit="s").as_unit(naive.dt.unit))
         return dates.dt.tz_localize("UTC").dt.tz_convert(tz) if tz is not None else dates
     numbers = pd.to_numeric(values).astype("float64")
     return numbers[linked].groupby(positions[linked]).agg(how).reindex(range(n_parents)).reset_index(drop=True)

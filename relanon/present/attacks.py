@@ -14,6 +14,7 @@ MARKS = {FAILED: "!", INCONCLUSIVE: "?"}
 LEGEND = (f"! = upper bound >= {100 * RISK_TARGET:.0f} %; ? = inconclusive: risk below {100 * RISK_TARGET:.0f} % "
           f"but too few people to show an upper bound below {100 * RISK_TARGET:.0f} %")
 CLASSES = {PASSED: "pass", INCONCLUSIVE: "inconclusive", FAILED: "fail"}
+VERDICTS = {PASSED: "PASSED", INCONCLUSIVE: "INCONCLUSIVE", FAILED: "RISK"}
 """The HTML class of each attack state (the report's CSS colours them)."""
 TITLES = {"singling_out": "singling out", "linkability": "linkability", "inference": "inference"}
 
@@ -71,15 +72,17 @@ def attacks_text(assessment, *, only_failed: bool = False) -> str:
 
 
 def verdict_text(assessment) -> str:
-    """A few lines a release reviewer reads first: RISK, UNPROVEN or PASSED, and why."""
+    """A few lines a release reviewer reads first: RISK, INCONCLUSIVE or PASSED, and why."""
     failed, unproven = assessment.failures, assessment.inconclusive
     sizes = ", ".join(f"{t}: {s[0]:,} training / {s[1]:,} control people" for t, s in assessment.sizes.items())
     rounds = assessment.rounds
     pooled_text = f"; {rounds} rounds of independent splits, their attacks pooled" if rounds > 1 else ""
     lines = [f"held out {100 * assessment.holdout:.0f} % of the people ({sizes}{pooled_text})"]
     target = f"{100 * RISK_TARGET:.0f} %"
+    not_run = assessment.not_run
     if not assessment.attacks:
-        lines.append("no attack could be run: no individual table with enough people")
+        lines.append("NOT RUN: no attack could be made (no individual table with enough training and control "
+                     "people): nothing is shown; hold out a share nearer 0.5 (--holdout), or assess more people")
     elif failed:
         more = (f"; {len(unproven)} more cannot show a risk below {target} with so few people (marked ?: "
                 f"{_more_evidence(assessment, unproven)})" if unproven else "")
@@ -102,13 +105,18 @@ def verdict_text(assessment) -> str:
                      f"{target}{why}{more}")
     elif unproven:
         tables = _unproven_tables(assessment, unproven)
-        lines.append(f"UNPROVEN: {len(unproven)} of {len(assessment.attacks)} attacks cannot show a risk below {target} "
+        lines.append(f"INCONCLUSIVE: {len(unproven)} of {len(assessment.attacks)} attacks cannot show a risk below {target} "
                      f"with so few people{f' ({tables})' if tables else ''}; their point estimates are below "
                      f"{target}, and even a release that leaked nothing would show an upper bound of at least "
                      f"{100 * min(a.floor for a in unproven):.0f} %: {_more_evidence(assessment, unproven)}, or read "
                      "these tables as unproven")
-    else:
+    elif not not_run:
         lines.append(f"PASSED: the upper bound of every risk ({len(assessment.attacks)} attacks) is below {100 * RISK_TARGET:.0f} %")
+    if not_run and assessment.attacks:
+        targets = ", ".join(dict.fromkeys(f"{TITLES[a.attack]} of {a.view}" for a in not_run))
+        lines.append(f"NOT RUN: {len(not_run)} of {len(assessment.attacks)} attacks could not be made (no person to "
+                     f"attack: {_short(targets, 200)}): their risk is not shown; hold out a share nearer 0.5 "
+                     "(--holdout), or assess more people")
     lines += [f"note: {note}" for note in assessment.notes]
     return "\n".join(lines)
 
@@ -120,7 +128,11 @@ def attacks_section(assessment) -> str:
     """The report's section on the attacks: how to read it, the risk matrix, every attack."""
     if assessment is None:
         return ""
-    guide = (
+    # the verdict and its advice, as the terminal prints them
+    verdict = "".join(f"<li>{_e(line)}</li>" for line in verdict_text(assessment).splitlines())
+    guide = (f'<div class="verdict"><span class="{CLASSES.get(assessment.state, "")}">'
+             f'{_e(VERDICTS.get(assessment.state, ""))}</span><ul>{verdict}</ul></div>'
+
         "<p>The people of each individual table were split at random: "
         f"{_e(_sizes(assessment))}. The training people were anonymized exactly as a real run would "
         "anonymize the whole database, then three attacks were run against that release, once for "

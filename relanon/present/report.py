@@ -24,11 +24,11 @@ import json
 from pathlib import Path
 
 from relanon.common.atomic import atomic_directory
-from relanon.common.errors import ParameterError
+from relanon.common.errors import ParameterError, StorageError
 from relanon.common.progress import as_progress
 from relanon.common.version import __version__
 from relanon.metrics.evaluation import Evaluation
-from relanon.present.attacks import attacks_section
+from relanon.present.attacks import attacks_section, risk_matrix_text, verdict_text
 from relanon.present.charts import pictures_section
 from relanon.present.sections import (
     contents,
@@ -48,19 +48,19 @@ METRICS_FILE = "metrics.json"
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:0 auto;
-max-width:1100px;padding:0 1.5em 3em;color:#222;line-height:1.45}
+max-width:1280px;padding:0 1.5em 3em;color:#222;line-height:1.45}
 h1{margin-top:1em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}
 .audience{background:#eef3fb;border-left:4px solid #4c72b0;padding:.6em 1em}
 .banner{background:#fde2e1;border:2px solid #c0392b;padding:.6em 1em;margin:1em 0}
 .banner strong{color:#a93226}
-table{border-collapse:collapse;margin:.6em 0}
+table{border-collapse:collapse;margin:.6em 0;display:block;max-width:100%;overflow-x:auto}
 th,td{border:1px solid #ccc;padding:.25em .55em;text-align:right;font-variant-numeric:tabular-nums}
 th{background:#f5f5f5}th.row{text-align:left}td.text{text-align:left}
 td.pass,span.pass{background:#c8e6c9}td.fail,span.fail{background:#f4b6b0}
 td.inconclusive,span.inconclusive{background:#fff0b3}
 td.na,span.na{background:#e4e4e4;color:#777}tr.sensitive td.text{background:#fde2e1;font-weight:600}
 .legend span{display:inline-block;padding:.1em .6em;margin-right:.6em;border:1px solid #ccc}
-.matrix td{min-width:5.5em;text-align:center}
+.matrix td{min-width:4em;text-align:center}
 .note{color:#555;font-size:.92em}
 figure{margin:1em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{color:#555;font-size:.92em}
@@ -179,7 +179,11 @@ def write_report(evaluation, folder, *, inputs=(), overwrite: bool = False, file
     files = render_report(evaluation, assessment) if files is None else files
     with atomic_directory(folder) as tmp:
         for name, text in files.items():
-            (tmp / name).write_text(text, encoding="utf-8")
+            try:
+                (tmp / name).write_text(text, encoding="utf-8")
+            except OSError as exc:  # a full disk, a quota: say where, nothing is left half-written
+                raise StorageError(f"cannot write the report {str(folder / name)!r}: {exc.strerror or exc}; "
+                                   "free some space there, or give another folder (--report / --out)") from None
     return folder / REPORT_FILE
 
 
@@ -191,7 +195,9 @@ def render_report(evaluation, assessment=None, *, progress=False) -> dict[str, s
     being drawn (see :func:`render_html`).
     """
     metrics = evaluation.to_json() if assessment is None else json.dumps(
-        {**evaluation.to_dict(), "assessment": assessment.to_dict()}, indent=2, default=str) + "\n"
+        {**evaluation.to_dict(), "assessment": {**assessment.to_dict(), "verdict": verdict_text(assessment).splitlines(),
+                                                "risk_matrix_text": risk_matrix_text(assessment).splitlines()}},
+        indent=2, default=str) + "\n"
     return {REPORT_FILE: render_html(evaluation, assessment, progress=progress), METRICS_FILE: metrics}
 
 

@@ -16,7 +16,14 @@ from relanon.common.options import LinkMethod
 from relanon.metrics.base import REFERENTIAL_INTEGRITY_TARGET
 from relanon.metrics.failures import failures
 from relanon.metrics.scenarios import similarity_passed
-from relanon.present.verdict import NO_PRIVACY, PERCENT_METRICS, failure_text, figure, no_privacy_measured
+from relanon.present.verdict import (
+    NO_PRIVACY,
+    PERCENT_METRICS,
+    failure_text,
+    figure,
+    no_privacy_measured,
+    too_small_lines,
+)
 
 # Percentages (PERCENT_METRICS, shared with the terminal) are shown with one decimal; the others with three
 # significant digits...
@@ -56,6 +63,10 @@ def verdict_section(evaluation) -> str:
         verdict = '<p><span class="pass">Every measure meets its target.</span></p>'
     if no_privacy_measured(evaluation):
         verdict = f"<p>{escape(NO_PRIVACY[0].upper() + NO_PRIVACY[1:])}.</p>" + verdict
+    small = too_small_lines(evaluation)
+    if small:  # neither passed nor failed: said
+        verdict += (f'<p><span class="na">{escape(small[0])}</span></p><ul>'
+                    + "".join(f"<li>{escape(line.strip())}</li>" for line in small[1:]) + "</ul>")
     notes = "".join(f"<li>{escape(note)}</li>" for note in evaluation.notes)
     notes = f'<p>Notes:</p><ul class="note">{notes}</ul>' if notes else ""
     return f'<section id="verdict"><h2>Verdict</h2>{verdict}{notes}</section>'
@@ -196,8 +207,18 @@ def _floors_table(evaluation) -> str:
     )
 
 
+MAX_NAMED_COLUMNS = 6
+"""Beyond this many columns, a matrix names its columns T1, T2... with a legend under it: it fits the page."""
+
+
 def _matrix_grid(values: pd.DataFrame, passed: pd.DataFrame, fmt, views: dict, failing: str) -> str:
-    header = "".join(f'<th scope="col">{escape(c)}</th>' for c in values.columns)
+    # every row, only the columns holding a cell: with 11 tables most pairs have no scenario
+    held = values.notna() | passed.notna()
+    values = values.loc[:, held.any(axis=0)] if held.to_numpy().any() else values
+    passed = passed.loc[values.index, values.columns]
+    short = len(values.columns) > MAX_NAMED_COLUMNS
+    names = {c: f"T{i}" if short else str(c) for i, c in enumerate(values.columns, start=1)}
+    header = "".join(f'<th scope="col" title="{escape(c)}">{escape(names[c])}</th>' for c in values.columns)
     rows = []
     for row in values.index:
         cells = []
@@ -213,6 +234,9 @@ def _matrix_grid(values: pd.DataFrame, passed: pd.DataFrame, fmt, views: dict, f
         '<p class="legend"><span class="pass">meets every target</span>'
         f'<span class="fail">{escape(failing)}</span><span class="na">not applicable</span></p>'
     )
+    if short:
+        legend += ('<p class="note">columns: ' + ", ".join(f"{escape(names[c])} {escape(c)}" for c in values.columns)
+                   + "</p>")
     return f'<table class="matrix"><tr><th></th>{header}</tr>{"".join(rows)}</table>{legend}'
 
 
@@ -268,8 +292,24 @@ def links_section(evaluation) -> str:
         f'<section id="links"><h2>Links</h2><p>The table shows {source}: minimum_distance (most private, '
         "the number of children per parent may drift), linear_sum (keeps the children-per-parent "
         "distribution), original_order (exact, least private).</p>"
-        f'<table>{header}{"".join(rows)}</table></section>'
+        f'<table>{header}{"".join(rows)}</table>{_rules_table(relations)}</section>'
     )
+
+
+def _rules_table(relations) -> str:
+    """The rules across tables the schema declares (schema.cross_rules): rows breaking each, original and release."""
+    rows = [
+        f'<tr><td class="text">{escape(link_label(r.child, r.column, r.parent))}</td><td class="text">{escape(rule)}</td>'
+        f'<td>{before:,}</td><td class="{_state(released <= before)}">{released:,}</td></tr>'
+        for r in relations.itertuples() if isinstance(getattr(r, "rules", None), dict)
+        for rule, (before, released) in r.rules.items()
+    ]
+    if not rows:
+        return ""
+    return ("<h3>Rules across tables</h3><p>The rules the schema declares on its links (found by relanon init in the "
+            "original): the rows that break each, in the original and in the release (no more than the original).</p>"
+            '<table><tr><th class="row">link</th><th class="row">rule</th><th>rows breaking it<br>original</th>'
+            f'<th>rows breaking it<br>anonymized</th></tr>{"".join(rows)}</table>')
 
 
 def _fidelity_cell(row, targets) -> str:

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 
 import pandas as pd
 
 from relanon.metrics.base import HIGHER
 from relanon.metrics.failures import Failure, failures
 
-__all__ = ["NO_PRIVACY", "failure_lines", "failure_text", "figure", "no_privacy_measured", "verdict_text", "view_label"]
+__all__ = ["NO_PRIVACY", "failure_lines", "failure_text", "figure", "no_privacy_measured", "nothing_measured",
+           "too_small_lines", "verdict_text", "view_label"]
 
 NO_PRIVACY = ("no table is individual (`individual: true`), so no privacy measure was computed: mark the tables whose "
               "rows are people the release protects with `individual: true` (docs/guide/schema-file.md)")
@@ -33,6 +35,8 @@ PERCENT_METRICS = frozenset({
     "inference_categorical", "inference_continuous", "referential_integrity", "closer_to_training",
 })
 MAX_DIGITS = 15
+COUNT_METRICS = frozenset({"rows_breaking_rule"})
+"""Metrics that count rows, shown as whole numbers."""
 
 
 def verdict_text(evaluation, report=None) -> str:
@@ -52,7 +56,16 @@ def verdict_text(evaluation, report=None) -> str:
     lines = [privacy_matrix_text(evaluation), "", signal_matrix_text(evaluation), "", *failure_lines(evaluation)]
     if report is not None:
         lines.append(f"report: {report}")
-    return "\n".join(lines)
+    return "\n".join(_wrapped("\n".join(lines).splitlines()))
+
+
+def _wrapped(lines) -> list[str]:
+    """Lines no wider than :data:`MAX_WIDTH`, a long one continued on indented lines (a matrix row never is)."""
+    out = []
+    for line in lines:
+        indent = " " * (len(line) - len(line.lstrip()) + 2)
+        out += textwrap.wrap(line, MAX_WIDTH, subsequent_indent=indent, break_on_hyphens=False) or [""]
+    return out
 
 
 def failure_lines(evaluation, kinds=None) -> list[str]:
@@ -64,11 +77,33 @@ def failure_lines(evaluation, kinds=None) -> list[str]:
         kinds = [kind for kind in kinds if kind != "privacy"]
         if not kinds:
             return said
+    if kinds is None or "signal" in kinds:
+        said += too_small_lines(evaluation)
     what = "measure" if kinds is None else f"{' and '.join(kinds)} measure"
+    if not failed and nothing_measured(evaluation):
+        return [*said, f"no {what} could be computed (the tables are empty, or too small): nothing is shown"]
     if not failed:
         return [*said, f"every {'other ' if unmeasured and kinds is None else ''}{what} meets its target"]
     head = f"1 {what} misses its target:" if len(failed) == 1 else f"{len(failed)} {what}s miss their targets:"
     return [*said, head, *(f"  {failure_text(f)}" for f in failed)]
+
+
+def nothing_measured(evaluation) -> bool:
+    """True when no cell of the privacy and signal matrices holds a figure."""
+    return all(frame is None or frame.isna().all().all()
+               for frame in (evaluation.privacy_matrix, evaluation.signal_matrix))
+
+
+def too_small_lines(evaluation) -> list[str]:
+    """One line per view too small to judge: its distributions are shown, neither passed nor failed
+    (:data:`relanon.metrics.columns.TOO_SMALL_FLOOR`)."""
+    found = [f"{view}: hellinger mean {metric.value:.3g}, noise floor {metric.floor:.2f}"
+             for kind, view, metric in evaluation.metrics
+             if kind == "signal" and metric.name == "hellinger_mean" and metric.breakdown.get("too_small")]
+    if not found:
+        return []
+    return ["too few rows to judge (two halves of the original differ more than a release may; not passed):",
+            *(f"  {line}" for line in found)]
 
 
 def no_privacy_measured(evaluation) -> bool:
@@ -94,6 +129,8 @@ def failure_text(failure: Failure) -> str:
     name = failure.metric.replace("_", " ")
     unit = " %" if failure.metric in PERCENT_METRICS else ""
     value, target = figure(failure.value, failure.target)
+    if failure.metric in COUNT_METRICS:  # rows: whole numbers
+        value, target = f"{int(failure.value):,}", f"{int(failure.target):,}"
     sign = "<" if failure.value < failure.target else ">" if failure.value > failure.target else "="
     wanted = "" if sign != "=" else f", must be {'above' if failure.direction == HIGHER else 'below'}"
     text = f"{view_label(failure)}: {name} {value}{unit} {sign} {target}{unit} (target{wanted})"
@@ -110,9 +147,10 @@ def view_label(failure: Failure) -> str:
     if failure.kind == "link":
         return failure.view
     via = re.search(r" via (\S+)\)$", failure.view)
+    column = f".{failure.column}" if failure.column else ""
     if failure.table == failure.reference:
-        return failure.table
-    return f"{failure.table} x {failure.reference}" + (f" (via {via.group(1)})" if via else "")
+        return failure.table + column
+    return f"{failure.table}{column} x {failure.reference}" + (f" (via {via.group(1)})" if via else "")
 
 
 def figure(value: float, target: float) -> tuple[str, str]:
@@ -178,10 +216,24 @@ def signal_matrix_text(evaluation) -> str:
     )
 
 
+MAX_WIDTH = 120
+"""Widest line of a terminal matrix: beyond it, columns are named by short labels explained in a legend."""
+
+
 def _matrix_text(title: str, values: pd.DataFrame, passed: pd.DataFrame, fmt: str) -> str:
-    width = max([len(str(c)) for c in values.columns] + [8]) + 2
+    # every row (a table without a figure says so), only the columns holding a cell: 11 tables have few per row
+    held = values.notna() | passed.notna()
+    values = values.loc[:, held.any(axis=0)] if held.to_numpy().any() else values
+    passed = passed.loc[values.index, values.columns]
+    names = {c: str(c) for c in values.columns}
+    legend = ""
+    cell = max([len(fmt.format(v)) + 1 for v in values.to_numpy().ravel() if not pd.isna(v)] + [3])
+    if _matrix_width(values, names, cell) > MAX_WIDTH:
+        names = {c: f"T{i}" for i, c in enumerate(values.columns, start=1)}
+        legend = "columns: " + ", ".join(f"{names[c]} {c}" for c in values.columns)
+    width = max([len(n) for n in names.values()] + [cell, 8 if not legend else 0]) + 2
     label = max([len(str(i)) for i in values.index] + [5]) + 2
-    lines = [title, " " * label + "".join(f"{c:>{width}}" for c in values.columns)]
+    lines = [title, " " * label + "".join(f"{names[c]:>{width}}" for c in values.columns)]
     not_applicable = False
     for row in values.index:
         cells = []
@@ -199,4 +251,11 @@ def _matrix_text(title: str, values: pd.DataFrame, passed: pd.DataFrame, fmt: st
         lines.append(f"{row:<{label}}" + "".join(cells))
     if not_applicable:
         lines.append("n/a = not applicable: nothing to compare (a table or view of fewer than 4 rows, a single parent)")
+    if legend:
+        lines += textwrap.wrap(legend, MAX_WIDTH, subsequent_indent="  ")
     return "\n".join(lines)
+
+
+def _matrix_width(values: pd.DataFrame, names: dict, cell: int) -> int:
+    width = max([len(n) for n in names.values()] + [cell, 8]) + 2
+    return max([len(str(i)) for i in values.index] + [5]) + 2 + width * len(names)

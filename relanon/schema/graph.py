@@ -95,6 +95,36 @@ def about_people(schema: Schema, name: str) -> bool:
     return False
 
 
+SMALL_TABLE_FACTOR = 2
+
+
+def too_small_for_k(schema: Schema, sizes) -> dict[str, str]:
+    """What to say of each individual table released by the avatar method that holds fewer than ``2 k``
+    people (``sizes``: table -> rows): one person cannot hide among ``k`` others there, and relanon lowers
+    ``k`` to the rows but one, generalizes or merges every value fewer than ``k`` hold, and keeps numbers
+    and dates between bounds ``k`` of them lie beyond (README, small groups).
+
+    Examples
+    --------
+    >>> from relanon.schema.model import load_schema
+    >>> schema = load_schema({"relanon": 1, "tables": {"staff": {"primary_key": "id", "individual": True,
+    ...                       "columns": {"born": "datetime"}}}})
+    >>> too_small_for_k(schema, {"staff": 8})["staff"][:52]
+    '8 people, fewer than 2 k = 20: no one can hide among'
+    """
+    said = {}
+    for name, table in schema.tables.items():
+        n, k = sizes.get(name, 0), table.anonymize.k_or_default
+        if table.individual and table.anonymize.method == "avatar" and 0 < n < SMALL_TABLE_FACTOR * k:
+            lowered = f"k is lowered to {n - 1}, " if n <= k else ""
+            said[name] = (f"{n} people, fewer than {SMALL_TABLE_FACTOR} k = {SMALL_TABLE_FACTOR * k}: no "
+                        f"one can hide among {k} others. relanon releases it anyway: {lowered}every value that fewer "
+                        f"than {min(k, max(n - 1, 1))} people hold is generalized or merged (an interval's mean for "
+                        "dates and numbers), and no released cell is one person's own value; check that the "
+                        "release may still be published, or coarsen or drop its columns")
+    return said
+
+
 def all_links(schema: Schema) -> list[Link]:
     """Every link of the schema, children in topological order."""
     return [link for name in topological_order(schema) for link in parent_links(schema, name)]

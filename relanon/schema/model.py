@@ -34,6 +34,7 @@ import yaml
 from relanon.common.atomic import write_text_atomically
 from relanon.common.errors import SchemaError
 from relanon.schema.associations import row_key_name
+from relanon.schema.cross_rules import CrossRule
 from relanon.schema.options import default
 from relanon.schema.parsing import (
     json_schema_problems,
@@ -68,6 +69,7 @@ class ForeignKey:
     references: str
     link: str = "linear_sum"
     anchor: bool = False  # re-draw the children on the parent they are linked to (multitable.linking.anchoring)
+    rules: tuple[CrossRule, ...] = ()  # what the child's and the parent's columns owe each other (schema.cross_rules)
 
 
 @dataclass(frozen=True)
@@ -213,7 +215,8 @@ def _table_to_dict(table: Table) -> dict:
         out["source"] = table.source
     if table.foreign_keys:
         out["foreign_keys"] = [
-            {"column": fk.column, "references": fk.references, "link": fk.link, **({"anchor": True} if fk.anchor else {})}
+            {"column": fk.column, "references": fk.references, "link": fk.link, **({"anchor": True} if fk.anchor else {}),
+             **({"rules": [rule.to_dict() for rule in fk.rules]} if fk.rules else {})}
             for fk in table.foreign_keys
         ]
     if table.columns:
@@ -344,8 +347,10 @@ def _build_table(name: str, spec: Mapping) -> Table:
     foreign_keys = []
     for fk in spec.get("foreign_keys") or ():
         if isinstance(fk, Mapping) and isinstance(fk.get("column"), str) and isinstance(fk.get("references"), str):
+            rules = tuple(r for r in (CrossRule.from_dict(spec) for spec in fk.get("rules") or ()
+                                      if isinstance(spec, Mapping)) if r is not None)
             foreign_keys.append(ForeignKey(fk["column"], fk["references"], str(fk.get("link", "linear_sum")),
-                                           fk.get("anchor") is True))
+                                           fk.get("anchor") is True, rules))
     primary_key = spec.get("primary_key")
     association = spec.get("association") is True
     if association and primary_key is None:

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from relanon.common.options import integer_message, option_message
 from relanon.schema.vocabulary import COLUMN_TYPES, FORMAT_VERSION, LINK_METHODS, MAX_WEIGHT, METHODS
 
-SECTIONS = ("file", "table", "column", "foreign_key", "anonymize")
+SECTIONS = ("file", "table", "column", "foreign_key", "cross_rule", "anonymize")
 """Where an option is written: at the top of the file, in a table, in a column's long form
 (``{type: ..., weight: ...}``), in an item of ``foreign_keys``, or in a table's ``anonymize``."""
 
 TYPES = ("integer", "number", "boolean", "text", "text or null", "word", "names", "name or names",
-         "integer or 'auto'", "format version", "tables", "columns", "foreign keys", "anonymize")
+         "integer or 'auto'", "format version", "tables", "columns", "foreign keys", "cross rules", "anonymize")
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class Option:
     def path(self) -> str:
         """Where the option is written, e.g. ``anonymize.k`` or ``foreign_keys[].link``."""
         prefix = {"file": "", "table": "", "column": "columns.<name>.", "foreign_key": "foreign_keys[].",
-                  "anonymize": "anonymize."}[self.section]
+                  "cross_rule": "foreign_keys[].rules[].", "anonymize": "anonymize."}[self.section]
         return prefix + self.name
 
     @property
@@ -121,6 +121,8 @@ class Option:
                     "additionalProperties": {"$ref": "#/$defs/column"}}
         elif self.type == "foreign keys":
             out |= {"type": "array", "items": {"$ref": "#/$defs/foreignKey"}}
+        elif self.type == "cross rules":
+            out |= {"type": "array", "items": {"$ref": "#/$defs/crossRule"}}
         else:  # anonymize
             out["$ref"] = "#/$defs/anonymize"
         return out
@@ -180,6 +182,18 @@ OPTIONS: tuple[Option, ...] = (
            default="linear_sum", words=LINK_METHODS),
     Option("foreign_key", "anchor", "boolean", "re-draw each child on the parent it is linked to, so that it agrees "
            "with it (default false).", default=False),
+    Option("foreign_key", "rules", "cross rules", "Rules across the link, found by relanon init in the original and "
+           "kept in the release: copy (the child's column equals its parent's), sum and count (the parent's column "
+           "is the sum of its children's column, or their number), within (the child's value lies between two of "
+           "its parent's columns)."),
+    # ------------------------------------------------------------------ a rule across a link
+    Option("cross_rule", "rule", "word", "copy (the child's column equals its parent's), sum (the parent's column is "
+           "the sum of its children's column), count (the parent's column is its number of children) or within (the "
+           "child's column lies between two of its parent's).", words=("copy", "sum", "count", "within"),
+           required=True),
+    Option("cross_rule", "column", "text", "The child's column (every rule but count)."),
+    Option("cross_rule", "parent", "name or names", "The parent's column; for within, its two bounds [low, high].",
+           required=True),
     # ------------------------------------------------------------------ anonymize
     Option("anonymize", "method", "word", "How the table is released: avatar (synthetic records), keep (as they "
            "are), anatomize or bucketize (real records, de-associated).", default="avatar", words=METHODS),
@@ -325,6 +339,16 @@ _ASSOCIATION_RULE = {  # primary_key: null only in an association table (relanon
     "if": {"properties": {"primary_key": {"type": "null"}}, "required": ["primary_key"]},
     "then": {"properties": {"association": {"const": True}}, "required": ["association"]},
 }
+CROSS_RULE_KINDS = [
+    {"if": {"properties": {"rule": {"const": "count"}}},
+     "then": {"not": {"required": ["column"]}, "properties": {"parent": {"type": "string"}}}},
+    {"if": {"properties": {"rule": {"enum": ["copy", "sum"]}}},
+     "then": {"required": ["column"], "properties": {"parent": {"type": "string"}}}},
+    {"if": {"properties": {"rule": {"const": "within"}}},
+     "then": {"required": ["column"], "properties": {"parent": {"type": "array", "minItems": 2, "maxItems": 2}}}},
+]
+"""What each kind of rule across a link needs (:mod:`relanon.schema.cross_rules`): a child column but for count,
+two parent columns for within."""
 
 
 def json_schema_document() -> dict:
@@ -343,6 +367,7 @@ def json_schema_document() -> dict:
             "columnType": {"enum": list(COLUMN_TYPES)},
             "column": {"oneOf": [{"$ref": "#/$defs/columnType"}, _object("column")]},
             "foreignKey": _object("foreign_key"),
+            "crossRule": {**_object("cross_rule"), "allOf": CROSS_RULE_KINDS},
             "anonymize": anonymize,
             "table": {**_object("table"), **_ASSOCIATION_RULE},
         },

@@ -19,7 +19,9 @@ choice a person should confirm:
   street addresses, national ids, URLs, free text, text unique on nearly every row: see
   :mod:`relanon.schema.identifiers`); releasing one takes a deliberate change of its type;
 - ``individual: true`` for tables whose rows look like people;
-- ``anonymize: {method: keep}`` for tables too small to avatarize.
+- ``anonymize: {method: keep}`` for tables too small to avatarize;
+- rules across each link that the original obeys (a copied column, a sum or count of children, a child
+  value within its parent's bounds, with ``anchor: true``): :mod:`relanon.schema.proposal_cross_rules`.
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from relanon.common.errors import DataError, ParameterError, Problem
-from relanon.schema.graph import about_people
+from relanon.schema.graph import about_people, too_small_for_k
 from relanon.schema.model import Column, Schema, Table, load_schema
+from relanon.schema.proposal_cross_rules import propose_cross_rules
 from relanon.schema.proposal_keys import declared_primary_key, propose_foreign_keys, propose_primary_key
 from relanon.schema.proposal_rules import (
     YAML_WORDS,
@@ -141,7 +144,7 @@ def propose_schema(database: Mapping[str, pd.DataFrame], name: str | None = None
     ... }
     >>> proposal = propose_schema(db, name="shop")
     >>> proposal.schema["orders"].foreign_keys
-    (ForeignKey(column='customer_id', references='customers', link='linear_sum', anchor=False),)
+    (ForeignKey(column='customer_id', references='customers', link='linear_sum', anchor=False, rules=()),)
     >>> proposal.schema["customers"].individual, proposal.schema["orders"].types()
     (True, {'amount': 'continuous'})
     """
@@ -174,13 +177,22 @@ def propose_schema(database: Mapping[str, pd.DataFrame], name: str | None = None
         )
     built = propose_associations(built, tables, keys, declared, notes)
     built = propose_lookup_lists(built, tables, notes)
+    built = propose_cross_rules(built, tables, notes)
     notes += _reference_notes(built)
     schema = Schema(tables=built, name=name)
     notes += _rare_value_notes(schema, tables)
+    notes += [Note(table, None, message, about="anonymize", review=True)
+              for table, message in too_small_for_k(schema, {t: len(frame) for t, frame in tables.items()}).items()]
     load_schema(schema.to_dict())  # a proposal that the loader refuses would be a bug here, not the user's
     order = {t: i for i, t in enumerate(tables)}
     notes.sort(key=lambda n: order[n.table])  # stable: within a table, notes keep their order of discovery
     return Proposal(schema=schema, notes=tuple(notes), row_counts={t: len(f) for t, f in tables.items()})
+
+
+def _rule_text(rule) -> str:
+    """A rule across a link as a YAML flow mapping: ``{rule: sum, column: amount, parent: total}``."""
+    return "{" + ", ".join(f"{key}: " + (f"[{', '.join(map(_scalar, value))}]" if isinstance(value, list)
+                                         else _scalar(value)) for key, value in rule.to_dict().items()) + "}"
 
 
 def _reference_notes(tables: Mapping[str, Table]) -> list[Note]:
@@ -219,9 +231,11 @@ def _rare_value_notes(schema: Schema, tables: Mapping[str, pd.DataFrame]) -> lis
                 continue
             rare = counts[counts < k].sum() / counts.sum()
             if rare == 1:
-                what = f"no value is held by {k} records (the most held by {counts.max()}): released entirely missing"
+                what = (f"no value is held by {k} records (the most held by {counts.max()}): released as one level, "
+                        "'other', or a coarser column's levels")
             elif rare > 0.5:
-                what = f"{rare:.0%} of its values are held by fewer than {k} records: released missing"
+                what = (f"{rare:.0%} of its values are held by fewer than {k} records: released as a coarser column's "
+                        "level ('other in <state>') where one tells it, otherwise as 'other'")
             else:
                 continue
             notes.append(Note(name, column.name, f"{what} (min_count defaults to k = {k} for a table about people); "
@@ -311,10 +325,14 @@ def _render_table(table: Table, proposal: Proposal) -> list[str]:
         lines.append("    foreign_keys:")
         for fk in table.foreign_keys:
             fk_notes = proposal.notes_for(table.name, fk.column, about="foreign_key")
+            anchor = ", anchor: true" if fk.anchor else ""
             lines.append(
-                f"      - {{column: {_scalar(fk.column)}, references: {_scalar(fk.references)}, link: {fk.link}}}"
-                + comment(fk_notes)
+                f"      - {{column: {_scalar(fk.column)}, references: {_scalar(fk.references)}, link: {fk.link}{anchor}"
+                + (", rules: [" if fk.rules else "}") + comment(fk_notes)
             )
+            if fk.rules:  # rules across the link (schema.cross_rules), one a line, in the flow mapping
+                lines += [f"          {_rule_text(rule)}{',' if i < len(fk.rules) - 1 else ']}'}"
+                          for i, rule in enumerate(fk.rules)]
     if table.columns:
         lines.append("    columns:")
         for column in table.columns:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from relanon.common.errors import Problem
 from relanon.common.options import did_you_mean
 from relanon.schema.associations import association_problems
+from relanon.schema.cross_rules import rule_problems
 from relanon.schema.graph import find_cycles
 from relanon.schema.options import method_options, option, options
 from relanon.schema.vocabulary import LINK_METHODS, METHODS
@@ -23,11 +24,23 @@ def structure_problems(schema: Schema) -> list[Problem]:
     for table in schema:
         problems += _key_problems(table)
         problems += _link_problems(table, schema)
+        problems += _cross_rule_problems(table, schema)
         problems += _role_problems(table)
         problems += _method_problems(table)
     problems += _source_problems(schema)
     problems += _cycle_problems(schema)
     problems += association_problems(schema)
+    return problems
+
+
+def _cross_rule_problems(table: Table, schema: Schema) -> list[Problem]:
+    """Rules across a link that name columns its tables do not declare (:mod:`relanon.schema.cross_rules`)."""
+    problems = []
+    for fk in table.foreign_keys:
+        if fk.rules and fk.references in schema.tables:
+            parent = schema[fk.references]
+            problems += rule_problems(table.name, parent.name, fk.column, fk.rules, set(table.column_names),
+                                      set(parent.column_names))
     return problems
 
 
@@ -183,6 +196,19 @@ def _method_problems(table: Table) -> list[Problem]:
     return problems
 
 
+def is_writable_name(name: str) -> bool:
+    """Whether a table may be released under ``name``: a name of its own in a folder (no path separator,
+    not ``.``-hidden, not empty), so that a release never lands outside its place.
+
+    Examples
+    --------
+    >>> is_writable_name("visits"), is_writable_name("../../pwn"), is_writable_name(".hidden")
+    (True, False, False)
+    """
+    name = str(name)
+    return bool(name) and not name.startswith(".") and "/" not in name and "\\" not in name and "\0" not in name
+
+
 def _given(value, declared) -> bool:
     """Whether the file sets an option (the model keeps a boolean's value, not whether it was written)."""
     if declared.type == "boolean":
@@ -194,6 +220,11 @@ def _source_problems(schema: Schema) -> list[Problem]:
     problems = []
     seen: dict[str, str] = {}
     for table in schema:
+        for name in dict.fromkeys((table.name, table.source_name)):
+            if not is_writable_name(name):
+                problems.append(Problem(
+                    f"{name!r} cannot name a table relanon reads and writes (it is a path, a hidden name or empty); "
+                    "name the table and its source without '/', '\\' or a leading '.'", table.name))
         if table.source_name in seen:
             problems.append(
                 Problem(

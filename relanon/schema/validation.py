@@ -323,7 +323,8 @@ def _column_problems(table: Table, frame: pd.DataFrame) -> list[Problem]:
                 )
             )
     if undeclared:
-        names = ", ".join(repr(str(c)) for c in undeclared)
+        names = ", ".join(repr(str(c)) for c in undeclared[:20]) + (f", ... ({len(undeclared) - 20} more)"
+                                                                  if len(undeclared) > 20 else "")
         problems.append(
             Problem(
                 f"{_count(len(undeclared), 'column')} in the data "

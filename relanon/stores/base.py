@@ -12,6 +12,13 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 MASK = "***"
+# the longest cell (and header name) relanon reads, in characters: a longer one is refused with this
+# figure, so that a single cell never makes the memory of a run grow without bound (a text of a
+# million characters is no category, and a free text is dropped, not anonymized)
+MAX_CELL_CHARS = 1_000_000
+# the most columns a table may have: every column costs a fixed time to read and type, and the factor
+# space of ten thousand columns already needs more rows than most tables hold
+MAX_COLUMNS = 10_000
 _CREDENTIALS = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)(?P<user>[^:@/?#]*):(?P<secret>.*)@(?P<rest>[^@]*)$")
 _PASSWORD_OPTION = re.compile(r"(?i)([?&]password=)[^&#]*")
 
@@ -125,3 +132,21 @@ def plain_strings(frame: pd.DataFrame) -> pd.DataFrame:
     """SQL readers give ``string[python]`` text; use pandas' default ``str`` like every other reader."""
     text = [c for c, dtype in frame.dtypes.items() if isinstance(dtype, pd.StringDtype) and dtype != "str"]
     return frame.astype(dict.fromkeys(text, "str")) if text else frame
+
+
+def refuse_long_cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` itself, or a :class:`ValueError` naming the first text column holding a cell longer than
+    :data:`MAX_CELL_CHARS` (its row and length): such a cell is refused as soon as it is read."""
+    for position, dtype in enumerate(frame.dtypes):
+        if not (dtype == object or isinstance(dtype, pd.StringDtype)):
+            continue
+        values = frame.iloc[:, position]
+        lengths = (values.str.len() if dtype != object
+                   else values.map(lambda value: len(value) if isinstance(value, str | bytes) else 0))
+        longest = lengths.max()
+        if pd.notna(longest) and longest > MAX_CELL_CHARS:
+            row = int(lengths.fillna(0).to_numpy().argmax())
+            raise ValueError(f"column {str(frame.columns[position])!r} holds a cell of {int(longest):,} characters "
+                             f"(data row {row + 1}), longer than the {MAX_CELL_CHARS:,} relanon reads in a cell; "
+                             "shorten it, or remove the column first")
+    return frame

@@ -10,8 +10,10 @@ folder atomically with ``release.json`` written last.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import warnings
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +25,7 @@ from relanon.common.atomic import atomic_directory
 from relanon.common.errors import StorageError
 from relanon.schema.text_formats import as_text, float_text, formats_of, without_formats
 from relanon.schema.validation import MISSING_MARKERS
-from relanon.stores.base import Store, reason
+from relanon.stores.base import MAX_CELL_CHARS, MAX_COLUMNS, Store, reason, refuse_long_cells
 from relanon.stores.fingerprints import file_fingerprint, with_fingerprints
 from relanon.stores.outputs import NOTES_FILE
 from relanon.stores.partitioned import read_table, table_location
@@ -64,10 +66,10 @@ class FolderStore(Store):
         path = self.files[name]
         try:
             if self.format == "parquet" and path.is_dir():
-                return read_table(path)
+                return refuse_long_cells(read_table(path))
             if self.format == "parquet":
-                return pd.read_parquet(path, engine="pyarrow")
-            return read_csv(path, typed=typed)
+                return refuse_long_cells(pd.read_parquet(path, engine="pyarrow"))
+            return refuse_long_cells(read_csv(path, typed=typed))
         except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
             raise StorageError(f"cannot read {str(path)!r}: {reason(exc)}") from exc
 
@@ -90,16 +92,37 @@ def read_csv(path: Path, *, typed: bool) -> pd.DataFrame:
 
 def _check_header(path: Path, sep: str) -> None:
     """Refuse an empty file, and a header naming a column twice: pandas would rename the second
-    ``name.1``, and the schema would be told of a column the file does not have."""
-    with open(path, encoding="utf-8-sig", newline="") as file:
-        header = next(csv.reader(file, delimiter=sep), [])
+    ``name.1``, and the schema would be told of a column the file does not have. One pass over the
+    header, whatever its number of columns; a header field longer than :data:`MAX_CELL_CHARS` is refused."""
+    with open(path, encoding="utf-8-sig", newline="") as file, _field_limit(MAX_CELL_CHARS):
+        try:
+            header = next(csv.reader(file, delimiter=sep), [])
+        except csv.Error as exc:
+            if "field limit" not in str(exc):
+                raise ValueError(f"the header line cannot be read ({exc})") from None
+            raise ValueError(f"a field of the header line is longer than {MAX_CELL_CHARS:,} characters, the "
+                             "longest cell relanon reads; shorten the column names") from None
     if not header:
         raise ValueError("the file is empty; a table needs at least its header line (the names of its columns)")
-    twice = sorted({name for name in header if name and header.count(name) > 1})  # empty ones: Unnamed: n
+    if len(header) > MAX_COLUMNS:
+        raise ValueError(f"the header line names {len(header):,} columns, more than the {MAX_COLUMNS:,} a table may "
+                         "have; keep the columns to anonymize (split the table, or remove the others first)")
+    counts = Counter(header)
+    twice = sorted(name for name, count in counts.items() if name and count > 1)  # empty ones: Unnamed: n
     if twice:
         names = ", ".join(repr(name) for name in twice)
         raise ValueError(f"the header line names {'columns' if len(twice) > 1 else 'column'} {names} more than once; "
                          "give each column its own name")
+
+
+@contextlib.contextmanager
+def _field_limit(limit: int):
+    """The csv module's longest field (process-wide, 128 KiB by default) raised to ``limit`` for a block."""
+    previous = csv.field_size_limit(limit)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(previous)
 
 
 def _separator(path: Path) -> str:
@@ -128,7 +151,7 @@ def write_folder(tables: dict[str, pd.DataFrame], path: Path, fmt: str, files: d
                     _as_csv_text(frame).to_csv(target, index=False, encoding="utf-8", lineterminator="\n")
                 fingerprints[name] = file_fingerprint(target, len(frame))
             except (ValueError, TypeError, OSError) as exc:
-                raise StorageError(f"cannot write table {name!r} as {fmt.upper()}: {reason(exc)}") from exc
+                raise StorageError(f"cannot write table {name!r} as {fmt.upper()} to {str(path)!r}: {reason(exc)}") from exc
         if NOTES_FILE in files:  # the release notes vouch for these very files (relanon audit checks them)
             files[NOTES_FILE] = with_fingerprints(files[NOTES_FILE], fingerprints)
         # the notes last, release.json the very last: a folder holding it is complete

@@ -40,6 +40,7 @@ from relanon.schema.associations import unnumbered
 from relanon.schema.model import Schema
 from relanon.schema.proposal import DeclaredKeys
 from relanon.schema.shapes import companion_name
+from relanon.schema.structure import is_writable_name
 from relanon.schema.validation import coerce_database
 from relanon.stores.base import Store, is_url, shown
 from relanon.stores.folder import FOLDER_SUFFIX, FolderStore, files_with, write_folder
@@ -396,7 +397,7 @@ def _named_for_output(database, schema: Schema | None) -> dict[str, pd.DataFrame
         output = schema.tables[name].source_name if schema is not None and name in schema.tables else str(name)
         if not isinstance(frame, pd.DataFrame):
             problems.append(Problem(f"expected a pandas DataFrame, got {type(frame).__name__}", str(name)))
-        elif not output or output.startswith(".") or Path(output).name != output:
+        elif not is_writable_name(output):
             problems.append(
                 Problem(f"{output!r} cannot be used as a file or table name; rename the table", str(name))
             )

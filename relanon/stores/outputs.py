@@ -38,7 +38,7 @@ from relanon.common.atomic import is_url, overlaps
 from relanon.common.errors import RelanonError, StorageError
 from relanon.schema.model import load_schema
 from relanon.stores.base import shown
-from relanon.stores.sql import FILES_TABLE, SchemaContents, same_place, schema_contents
+from relanon.stores.sql import FILES_TABLE, SchemaContents, resolved_place, same_place, schema_contents
 
 __all__ = [
     "DatabaseUrl",
@@ -279,12 +279,20 @@ class DatabaseUrl(OutputLocation):
         return shown(self.location)
 
     def check(self, inputs: Iterable = ()) -> None:
-        for given in inputs:
-            if given is not None and is_url(given) and same_place(given, self.location):
-                raise StorageError(
-                    f"refusing to write {self.what} to {self._shown}{self._by}: it is the database schema the data "
-                    "was read from; write into a schema of its own (add ?schema=release to the URL)"
-                )
+        """Refuse the schema an input is read from, by the URLs and then as the server resolves them (the
+        schema ``search_path`` leads to, the database and cluster themselves), with or without ``overwrite``;
+        then apply the output rule to what the schema holds."""
+        urls = [given for given in inputs if given is not None and is_url(given)]
+        same = next((given for given in urls if same_place(given, self.location)), None)
+        if same is None and urls:
+            output = resolved_place(self.location)
+            same = next((given for given in urls if resolved_place(given) == output), None)
+        if same is not None:
+            raise StorageError(
+                f"refusing to write {self.what} to {self._shown}{self._by}: it is the database schema the data "
+                f"was read from ({shown(same)}), even with {self._allow}; write into a schema of its own "
+                "(?schema=release in the URL)"
+            )
         self.replaced_tables(None)(schema_contents(self.location))
 
     def replaced_tables(self, tables):

@@ -40,7 +40,7 @@ from relanon.schema.proposal import DeclaredKeys
 from relanon.stores.base import Store, scrubbed, shown
 
 __all__ = ["CHUNK_BYTES", "CHUNK_ROWS", "FILES_TABLE", "SCHEMA_OPTION", "SchemaContents", "SqlDatabase",
-           "contents_of", "database_label", "driver_failure", "engine_for", "has_copy", "same_place",
+           "contents_of", "database_label", "driver_failure", "engine_for", "has_copy", "resolved_place", "same_place",
            "schema_contents", "sqlalchemy", "url_schema"]
 
 FILES_TABLE = "relanon_files"  # notes stored with a database in SQL (folders hold them as files)
@@ -117,6 +117,37 @@ def _place(location) -> tuple:
         port = None
     schema = url_schema(location) or _DEFAULT_SCHEMAS.get(family)
     return family, host, port, parts.path.strip("/"), schema
+
+
+def resolved_place(location) -> tuple:
+    """Where a URL leads, as the server says: for PostgreSQL, the cluster (its system identifier, else
+    its address and port), the database (its oid) and the schema (the ``schema`` option, else the
+    connection's ``current_schema()``, which follows ``search_path`` set by ``options=-csearch_path=...``
+    in the URL, ``PGOPTIONS`` or the role's settings); other databases: as :func:`same_place` reads
+    the URL. Two URLs of the same place have the same resolved place, however they are spelled.
+    """
+    text_place = _place(location)
+    if text_place[0] != "postgresql":
+        return text_place
+    sa = sqlalchemy()
+    engine, schema = engine_for(location)
+    try:
+        with engine.connect() as connection:
+            database, current, address, port, oid = connection.exec_driver_sql(
+                "SELECT current_database(), current_schema(), host(inet_server_addr()), inet_server_port(), "
+                "(SELECT oid FROM pg_database WHERE datname = current_database())").one()
+            try:
+                with connection.begin_nested():  # pg_control_system() may be denied to the role
+                    cluster = connection.exec_driver_sql("SELECT system_identifier FROM pg_control_system()").scalar()
+            except sa.exc.SQLAlchemyError:
+                cluster = None
+    except Exception as exc:  # noqa: BLE001 - drivers raise their own errors
+        raise driver_failure("cannot connect to", location, exc) from None
+    finally:
+        engine.dispose()
+    server = f"cluster {cluster}" if cluster is not None else (
+        f"{address}:{port}" if address is not None else f"{text_place[1]}:{text_place[2]}")
+    return "postgresql", server, oid if oid is not None else database, schema or current or text_place[4]
 
 
 def sqlalchemy():

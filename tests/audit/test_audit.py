@@ -611,6 +611,7 @@ def demo():
     return datasets.hospital(scale=1.0, seed=0)
 
 
+@pytest.mark.slow  # the property on a small database: test_a_person_not_unique_alone_becomes_unique_with_their_children
 def test_demo_audit_reports_the_patient_with_a_unique_visit_count(demo):
     schema, db = demo
     report = audit_database(schema, db, k=5)
@@ -625,6 +626,7 @@ def test_demo_audit_reports_the_patient_with_a_unique_visit_count(demo):
     assert "TO_TOP_ENRICHED(patients, visits)" in report.failures
 
 
+@pytest.mark.slow  # the gate on a small database: test_relanon_audit_command_passes_when_thresholds_hold, test_outputs
 def test_relanon_audit_command_gates_a_release_on_the_demo(demo, tmp_path, capsys):
     cli = pytest.importorskip("relanon.cli")
     io = pytest.importorskip("relanon.stores.io")

@@ -114,6 +114,7 @@ def test_sizes_at_scale_one(demo):
     assert 45_000 <= sizes["prescriptions"] <= 55_000
 
 
+@pytest.mark.slow  # 100,000 patients; the growth of each table: test_sizes_at_scale_one, test_tiny_scale_is_valid_...
 def test_sizes_at_scale_ten():
     _, db = hospital(scale=10, seed=3)
     sizes = {name: len(frame) for name, frame in db.items()}
@@ -275,6 +276,7 @@ def test_rare_cases_survive_a_tiny_scale(seed):
     assert (lone_rare_doctors(db, schema)["propagated_class"] == 1).any()
 
 
+@pytest.mark.slow  # two more demos of 10,000 patients; other seeds at a tiny scale: test_rare_cases_survive_a_tiny_scale
 @pytest.mark.parametrize("seed", [1, 2])
 def test_audit_roles_hold_for_other_seeds(seed):
     schema, db = hospital(scale=1.0, seed=seed)

@@ -17,17 +17,10 @@ from relanon.common.errors import ParameterError, SchemaError
 from relanon.engine import avatar as avatar_module
 from relanon.engine import small_groups as small_groups_module
 from relanon.engine.avatar import RunHooks, avatarize, avatarize_in_run
+from relanon.engine.donors import _other_neighbours, _ranked, sensitive_donors, without
 from relanon.engine.factor_space import FactorSpace
 from relanon.engine.neighbours import self_neighbours
-from relanon.engine.private_values import (
-    _other_neighbours,
-    _ranked,
-    bound_extremes,
-    frequent_records,
-    min_count_thresholds,
-    sensitive_donors,
-    without,
-)
+from relanon.engine.private_values import bound_extremes, extreme_bounds, frequent_records, min_count_thresholds
 from relanon.engine.small_groups import counted_columns, rare_combination_records
 from relanon.metrics.attacks.inference import inference
 from relanon.metrics.attacks.singling_out import singling_out
@@ -125,8 +118,9 @@ def test_same_seed_same_bytes_with_both_rules():
 def test_frequent_records_and_bounds_on_hand_computed_cases():
     frame = pd.DataFrame({"town": ["A", "A", "B", None, None], "sex": list("FMFFM")})
     assert frequent_records(frame, ["town", "sex"], {"town": 2, "sex": 2}).tolist() == [True, True, False, True, True]
+    # half-way between the 2nd and 3rd smallest (largest): no avatar beyond them takes one person's value
     assert bound_extremes(pd.Series([0.0, 5.0, 10.0]), pd.Series([1.0, 2.0, 3.0, 4.0, 9.0]), 2).tolist() == \
-        [2.0, 4.0, 4.0]
+        [2.5, 3.5, 3.5]
     with pytest.raises(ParameterError, match="town"):
         min_count_thresholds({"town": 0}, {"town": "categorical"}, 5, "people")
     with pytest.raises(ParameterError, match="not avatarized"):
@@ -200,18 +194,20 @@ def test_a_value_the_whole_table_counts_does_not_hold_is_rare_and_missing_is_a_v
         avatarize_in_run(people(100, 0), TYPES, RunHooks(value_counts={"village": counts}), k=5, min_counts=5)
 
 
-def test_a_column_no_value_of_which_reaches_min_count_is_released_missing_with_a_warning():
-    """Every town held 4 times in the whole table but T00 twice, min_count 8: no town may be released (the
-    rule used to be halved until records qualified, and released towns that 4 people hold, silently). Read
-    from the whole table's counts, not the batch's (~40 a town, which would release them all)."""
+def test_a_column_no_value_of_which_reaches_min_count_is_released_as_its_merged_level():
+    """Every town held 4 times in the whole table but T00 twice, min_count 8: no town may be released; the
+    towns are merged into one level, "other", that all the records hold, rather than erased. Read from the
+    whole table's counts, not the batch's (~40 a town, which would release them all)."""
     batch = people(600, 3)
     whole = pd.Series(4, index=batch["town"].unique())
     whole["T00"] = 2
-    with pytest.warns(UserWarning, match=r"town \(min_count 8; 600 of 600 released values missing: no value is "
-                                         r"held by that many records, the most held by 4\).*set its min_count lower"):
-        avatars = avatarize_in_run(batch, TYPES, RunHooks(value_counts={"town": whole}), k=5, random_state=0,
-                                   min_counts={"town": 8}).avatars
-    assert avatars["town"].isna().all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing is erased: nothing to warn about
+        result = avatarize_in_run(batch, TYPES, RunHooks(value_counts={"town": whole}), k=5, random_state=0,
+                                  min_counts={"town": 8})
+    avatars = result.avatars
+    assert avatars["town"].eq("other").all()
+    assert result.generalized[0]["column"] == "town" and result.generalized[0]["left_rare"] == 0
     assert avatars["sex"].notna().all() and avatars["sex"].isin(["F", "M"]).all()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the batch's own counts: every town held ~40 times, nothing to say
@@ -219,30 +215,32 @@ def test_a_column_no_value_of_which_reaches_min_count_is_released_missing_with_a
     assert (local["town"] == "T00").any() and local["town"].notna().all()
     lower = avatarize_in_run(batch, TYPES, RunHooks(value_counts={"town": whole}), k=5, random_state=0,
                              min_counts={"town": 4}).avatars
-    assert not (lower["town"] == "T00").any() and lower["town"].nunique() == batch["town"].nunique() - 1
+    assert not (lower["town"] == "T00").any() and (lower["town"] == "other").any()
+    assert lower["town"].notna().all()
 
 
-def test_when_every_record_holds_a_rare_value_the_rare_values_drawn_are_released_missing():
-    """Each column has values 10 records hold, but no record holds two of them: the draw's counts are lowered
-    so that avatars can be drawn, and the values that fewer than min_count hold leave the release as missing."""
+def test_when_every_record_holds_a_rare_value_the_rare_values_are_merged_not_erased():
+    """Each column has a value 30 records hold, and 30 values one record holds, no record holding two of the
+    frequent ones: the rare values are merged into one level, "other", that 30 records hold; nothing is
+    released missing (the columns had no missing value). A whole-number column cannot hold the label: its
+    rare values are released, and said."""
     n = 60
     table = pd.DataFrame({"a": ["A"] * 30 + [f"a{i}" for i in range(30)],
                           "b": [f"b{i}" for i in range(30)] + ["B"] * 30,
                           "x": np.arange(n, dtype=float)})
     types = {"a": "categorical", "b": "categorical", "x": "continuous"}
-    with pytest.warns(UserWarning, match="values that fewer than min_count records hold are released as missing"):
-        avatars = avatarize(table, types, k=5, random_state=0, min_counts=10).avatars
+    avatars = avatarize(table, types, k=5, random_state=0, min_counts=10).avatars
     for column in "ab":
-        released = avatars[column].dropna()
-        assert len(released) and set(released) == {column.upper()}  # only the value 30 records hold
-    assert (avatars["a"].isna() | avatars["b"].isna()).all()
+        assert set(avatars[column]) == {column.upper(), "other"}
+    assert avatars[["a", "b"]].notna().all().all()
     published = avatarize(table, types, k=5, random_state=0).avatars  # without the rule: the rare values go out
     assert published["a"].str.startswith("a").any()
     # a whole-number column cannot hold a missing value: its rare values are released, and said
-    coded = table.assign(a=table["a"].map(lambda v: 0 if v == "A" else 1 + int(v[1:])))
+    coded = table.assign(a=table["a"].map(lambda v: 0 if v == "A" else 1 + int(v[1:])),
+                         b=table["b"].map(lambda v: 0 if v == "B" else 1 + int(v[1:])))
     with pytest.warns(UserWarning, match=r"values that fewer hold are released in a \("):
         avatars = avatarize(coded, types, k=5, random_state=0, min_counts=10).avatars
-    assert avatars["a"].dtype == coded["a"].dtype and avatars["b"].dropna().eq("B").all()
+    assert avatars["a"].dtype == coded["a"].dtype
 
 
 def test_numbers_of_a_batch_stay_within_the_whole_tables_extremes():
@@ -261,7 +259,7 @@ def test_given_table_facts_are_ignored_without_the_rule_and_change_nothing_when_
     batch = with_rare_cluster(people(400, 5))
     plain = avatarize(batch, TYPES, k=5, random_state=1).avatars
     facts = {"value_counts": {"town": batch["town"].value_counts(dropna=False)},
-             "extremes": {"income": (batch["income"].nsmallest(5).iloc[-1], batch["income"].nlargest(5).iloc[-1])}}
+             "extremes": {"income": extreme_bounds(*[batch["income"].sort_values()] * 2, len(batch), 5)}}
     pd.testing.assert_frame_equal(avatarize_in_run(batch, TYPES, RunHooks(**facts), k=5, random_state=1).avatars, plain)
     ruled = avatarize(batch, TYPES, k=5, random_state=1, min_counts=5)
     same = avatarize_in_run(batch, TYPES, RunHooks(**facts), k=5, random_state=1, min_counts=5)
@@ -376,7 +374,7 @@ def test_numbers_of_small_groups_no_longer_single_out_their_oldest_member(monkey
     assert shifted_risk.value < 0.18  # 0.06-0.11 over seeds
     with monkeypatch.context() as patch:  # without the shifts and the combination rule
         patch.setattr(avatar_module, "small_group_shifts", lambda table, columns, chosen, rng, **kwargs: None)
-        patch.setattr(avatar_module, "rare_combination_records",
+        patch.setattr(small_groups_module, "rare_combination_records",
                       lambda table, columns, holders: np.zeros(len(table), bool))
         assert risk().value > 0.3  # 0.38-0.42 over seeds
 
@@ -487,7 +485,7 @@ def test_the_tuple_rule_leaves_out_a_column_that_would_turn_most_records_down(mo
     without_rule = avatarize(table, types, k=10, random_state=1, min_counts=2, combination_holders=1).avatars
     assert abs((avatars["hand"] == "L").mean() - (without_rule["hand"] == "L").mean()) < 0.03
     with monkeypatch.context() as patch:  # every column counted: almost only the left-handed of C0 may give
-        patch.setattr(avatar_module, "counted_columns", lambda table, columns, *rest: list(columns))
+        patch.setattr(small_groups_module, "counted_columns", lambda table, columns, *rest: list(columns))
         avatars = avatarize(table, types, k=10, random_state=1, min_counts=2, name="people").avatars
     assert (avatars["hand"] == "L").mean() > 0.6  # 0.3 in the data: the test can fail
     with warnings.catch_warnings():

@@ -223,6 +223,7 @@ def test_missing_shares_and_missing_together_are_kept(rate_a, rate_b, together, 
     assert abs(both_o - both_a) < 0.01
 
 
+@pytest.mark.slow  # the demo's 10,000 patients three times; the property on small tables: the test above
 def test_the_demo_bmi_keeps_its_missing_share():
     from relanon.datasets import hospital
 

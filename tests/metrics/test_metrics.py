@@ -183,7 +183,8 @@ def test_the_identity_release_is_not_private_and_keeps_every_signal():
     assert found["distance_to_closest"] == 0
     assert found["row_direct_match_protection"] == 0
     kept = {m.name: m.value for m in signal(table, table.sample(frac=1.0, random_state=1), types)}
-    assert kept == {"hellinger_mean": 0, "hellinger_std": 0, "correlation_difference_ratio": pytest.approx(0, abs=1e-12)}
+    assert kept == {"hellinger_mean": 0, "hellinger_std": 0, "correlation_difference_ratio": pytest.approx(0, abs=1e-12),
+                    "hellinger_column": 0, "std_ratio_gap": pytest.approx(0, abs=1e-12), "tail_quantile_shift": 0}
 
 
 def test_avatars_are_more_private_with_more_neighbours_and_keep_the_signal():

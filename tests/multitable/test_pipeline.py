@@ -117,6 +117,9 @@ def test_any_schema_gives_a_valid_release(case):
 
 
 # ----------------------------------------------------------------------------- the demo
+# Each property is checked on the demo at a tenth of its size (1,000 patients, built once per session: the
+# fixtures small_hospital and small_hospital_release of tests/conftest.py) and, marked slow, on the demo itself.
+
 
 @pytest.fixture(scope="module")
 def demo():
@@ -124,38 +127,65 @@ def demo():
     return schema, database, run(schema, database, seed=5)
 
 
+@pytest.fixture
+def small_demo(small_hospital, small_hospital_release):
+    return (*small_hospital, small_hospital_release)
+
+
+@pytest.mark.slow
 def test_demo_release_is_valid(demo):
     schema, database, result = demo
     assert_valid_release(schema, database, result)
 
 
-def test_same_seed_same_bytes_other_seed_other_release():
-    schema, database = datasets.hospital(scale=0.1, seed=3)
-    first, again = run(schema, database, seed=5), run(schema, database, seed=5)
+def test_small_demo_release_is_valid(small_demo):
+    schema, database, result = small_demo
+    assert_valid_release(schema, database, result)
+
+
+def test_same_seed_same_bytes_other_seed_other_release(small_demo):
+    schema, database, first = small_demo
+    again = run(schema, database, seed=5)
     for name in schema.tables:
         assert again.tables[name].to_csv().encode() == first.tables[name].to_csv().encode()
     other = run(schema, database, seed=6)
     assert not other.tables["patients"].equals(first.tables["patients"])
 
 
+@pytest.mark.slow
 def test_linear_sum_keeps_the_children_per_parent_distribution(demo):
-    schema, database, result = demo
+    assert_children_per_parent_kept(*demo, hospitals=20)
+
+
+def test_linear_sum_keeps_the_children_per_parent_distribution_on_the_small_demo(small_demo):
+    assert_children_per_parent_kept(*small_demo, hospitals=6)
+
+
+def assert_children_per_parent_kept(schema, database, result, hospitals: int):
     measured = {}
     for link in all_links(schema):
         if link.method == "linear_sum":
             before = children_per_parent(database, schema, link)
             after = children_per_parent(result.tables, schema, link)
             measured[link.parent] = (1 - stats.ks_2samp(before, after).statistic, len(before))
-    # patients -> visits and visits -> prescriptions: 10,000 and 30,000 parents
+    # patients -> visits and visits -> prescriptions: 10,000 and 30,000 parents (1,000 and about 3,000 at a tenth)
     assert all(similarity > 0.9 for similarity, parents in measured.values() if parents >= 1000), measured
-    # hospitals -> doctors: 20 parents, a KS statistic moves by steps of 1/20, and the 20 avatarized
+    # hospitals -> doctors: 20 parents (6 at a tenth), a KS statistic moves by steps of 1/20, and the 20 avatarized
     # counts are each one hospital's count drawn from its neighbours (0.75-0.8 on the demo)
     similarity, parents = measured["hospitals"]
-    assert parents == 20 and similarity >= 0.7, measured
+    assert parents == hospitals and similarity >= 0.7, measured
 
 
+@pytest.mark.slow
 def test_linear_sum_protects_the_rare_number_of_visits(demo):
-    schema, database, result = demo
+    assert_rare_number_of_visits_protected(*demo)
+
+
+def test_linear_sum_protects_the_rare_number_of_visits_on_the_small_demo(small_demo):
+    assert_rare_number_of_visits_protected(*small_demo)
+
+
+def assert_rare_number_of_visits_protected(schema, database, result):
     link = next(link for link in all_links(schema) if link.column == "patient_id")
     before = children_per_parent(database, schema, link)
     after = children_per_parent(result.tables, schema, link)
@@ -163,21 +193,30 @@ def test_linear_sum_protects_the_rare_number_of_visits(demo):
     assert after.max() < before.max()  # no anonymized patient carries her exact, unique count
 
 
+@pytest.mark.slow
 def test_demo_patients_are_hidden_and_keep_their_distributions(demo):
+    assert_patients_hidden_and_kept(*demo, hellinger=0.1)
+
+
+def test_small_demo_patients_are_hidden_and_keep_their_distributions(small_demo):
+    # 1,000 patients: each category's share is measured on fewer records (0.18 measured against 0.1 on the demo)
+    assert_patients_hidden_and_kept(*small_demo, hellinger=0.2)
+
+
+def assert_patients_hidden_and_kept(schema, database, result, hellinger: float):
     from relanon.metrics import privacy, signal
 
-    schema, database, result = demo
     columns = schema["patients"].released_columns
     pairing = result.releases["patients"].original_position
     original, released = database["patients"], result.tables["patients"]
     found = {m.name: m.value for m in privacy(original, released, columns, pairing=pairing, random_state=0)}
     kept = {m.name: m.value for m in signal(original, released, columns)}
     assert schema["patients"].anonymize.k_or_default == 20
-    assert found["hidden_rate"] > 90 and kept["hellinger_mean"] < 0.1, (found, kept)
+    assert found["hidden_rate"] > 90 and kept["hellinger_mean"] < hellinger, (found, kept)
 
 
 def test_every_method_on_every_demo_link():
-    schema, database = datasets.hospital(scale=0.05, seed=1)
+    schema, database = datasets.hospital(scale=0.02, seed=1)
     for method in ("minimum_distance", "original_order", "linear_sum"):
         data = schema.to_dict()
         for table in data["tables"].values():

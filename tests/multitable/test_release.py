@@ -26,6 +26,13 @@ def small_demo():
     return datasets.hospital(scale=0.05, seed=4)
 
 
+@pytest.fixture(scope="module")
+def small_release(small_demo):
+    """The small demo's release with seed 1, made once for the module: the tests write it, never modify it."""
+    schema, database = small_demo
+    return anonymize(schema, database, random_state=1, progress=False)
+
+
 def with_methods(schema, **changes):
     data = schema.to_dict()
     for table, anonymize_spec in changes.items():
@@ -34,9 +41,9 @@ def with_methods(schema, **changes):
 
 
 @pytest.mark.parametrize("fmt, name", [("csv", "out"), ("parquet", "out"), ("sqlite", "out.sqlite")])
-def test_release_reads_back_with_its_own_schema(small_demo, tmp_path, fmt, name):
+def test_release_reads_back_with_its_own_schema(small_demo, small_release, tmp_path, fmt, name):
     schema, database = small_demo
-    result = anonymize(schema, database, random_state=1, progress=False)
+    result = small_release
     written = write_release(result, tmp_path / name, format=fmt)
     back = read_database(written, schema)
     for table in schema:
@@ -45,9 +52,9 @@ def test_release_reads_back_with_its_own_schema(small_demo, tmp_path, fmt, name)
         assert [d.kind for d in back[table.name].dtypes] == [d.kind for d in result.tables[table.name].dtypes]
 
 
-def test_release_folder_notes_and_no_seed(small_demo, tmp_path):
+def test_release_folder_notes_and_no_seed(small_demo, small_release, tmp_path):
     schema, database = small_demo
-    result = anonymize(schema, database, random_state=1, progress=False)
+    result = small_release
     out = write_release(result, tmp_path / "out")
     assert schema.seed is not None
     published = load_schema(out / "schema.yaml")
@@ -82,7 +89,7 @@ def test_original_order_writes_a_loud_warning_into_the_release(small_demo, tmp_p
     assert "WARNING-SENSITIVE-CHOICES.txt" in names
 
 
-def test_unprotected_sensitive_columns_are_decoded_like_the_others_and_said_loudly(small_demo, tmp_path):
+def test_unprotected_sensitive_columns_are_decoded_like_the_others_and_said_loudly(small_demo, small_release, tmp_path):
     schema, database = small_demo
     unprotected = with_methods(schema, patients={"anonymize": {"method": "avatar", "k": 20, "protect_sensitive": False}})
     undeclared = with_methods(schema, patients={"sensitive": []})
@@ -91,7 +98,7 @@ def test_unprotected_sensitive_columns_are_decoded_like_the_others_and_said_loud
         result = anonymize(unprotected, database, random_state=1, progress=False)
     assert any("patients sets protect_sensitive: false" in str(w.message) for w in caught)
     plain = anonymize(undeclared, database, random_state=1, progress=False)
-    protected = anonymize(schema, database, random_state=1, progress=False)
+    protected = small_release
     # without the protection the columns (and the visits' copies steering their link) are decoded as if
     # they were not sensitive; with it, they are not
     for name in schema.tables:
@@ -113,9 +120,9 @@ def test_protect_sensitive_is_refused_where_it_means_nothing(small_demo):
         with_methods(schema, hospitals={"anonymize": {"method": "keep", "protect_sensitive": False}})
 
 
-def test_release_refuses_to_overwrite_its_input(small_demo, tmp_path):
+def test_release_refuses_to_overwrite_its_input(small_demo, small_release, tmp_path):
     schema, database = small_demo
-    result = anonymize(schema, database, random_state=1, progress=False)
+    result = small_release
     data = tmp_path / "data"
     data.mkdir()
     with pytest.raises(StorageError, match="overwrite or sit inside the input"):
@@ -187,9 +194,9 @@ def audit_cli(schema, data, tmp_path, capsys, *extra):
 
 
 @pytest.mark.parametrize("fmt, name", [("csv", "out"), ("parquet", "out"), ("sqlite", "out.sqlite")])
-def test_an_untouched_release_is_audited_as_synthetic(small_demo, tmp_path, capsys, fmt, name):
+def test_an_untouched_release_is_audited_as_synthetic(small_demo, small_release, tmp_path, capsys, fmt, name):
     schema, database = small_demo
-    result = anonymize(schema, database, random_state=1, progress=False)
+    result = small_release
     out = write_release(result, tmp_path / name, format=fmt)
     check = check_release(out, schema)
     assert check.unverified == {}
@@ -199,9 +206,9 @@ def test_an_untouched_release_is_audited_as_synthetic(small_demo, tmp_path, caps
     assert "WARNING" not in printed and "does not describe" not in printed
 
 
-def test_a_release_json_copied_beside_the_original_data_is_not_believed(small_demo, tmp_path, capsys):
+def test_a_release_json_copied_beside_the_original_data_is_not_believed(small_demo, small_release, tmp_path, capsys):
     schema, database = small_demo
-    result = anonymize(schema, database, random_state=1, progress=False)
+    result = small_release
     release = write_release(result, tmp_path / "release")
     code, _ = audit_cli(schema, write_database(database, tmp_path / "plain", schema), tmp_path, capsys)
     assert code == 1  # the original data fails the audit...
@@ -216,9 +223,9 @@ def test_a_release_json_copied_beside_the_original_data_is_not_believed(small_de
 
 
 @pytest.mark.parametrize("fmt, name", [("csv", "out"), ("sqlite", "out.sqlite")])
-def test_a_released_table_changed_afterwards_is_audited_as_real_records(small_demo, tmp_path, capsys, fmt, name):
+def test_a_released_table_changed_afterwards_is_audited_as_real_records(small_demo, small_release, tmp_path, capsys, fmt, name):
     schema, database = small_demo
-    result = anonymize(schema, database, random_state=1, progress=False)
+    result = small_release
     out = write_release(result, tmp_path / name, format=fmt)
     if fmt == "csv":  # two rows of patients.csv swapped: the same data for the audit, not the same file
         header, first, second, *rest = (out / "patients.csv").read_text(encoding="utf-8").splitlines(keepends=True)
@@ -236,9 +243,9 @@ def test_a_released_table_changed_afterwards_is_audited_as_real_records(small_de
     assert "STANDALONE(patients)" in printed and "Result: FAILED" in printed
 
 
-def test_a_release_json_without_fingerprints_vouches_for_nothing(small_demo, tmp_path, capsys):
+def test_a_release_json_without_fingerprints_vouches_for_nothing(small_demo, small_release, tmp_path, capsys):
     schema, database = small_demo
-    result = anonymize(schema, database, random_state=1, progress=False)
+    result = small_release
     out = write_release(result, tmp_path / "out")
     notes = json.loads((out / "release.json").read_text(encoding="utf-8"))
     del notes["written"]  # as an older relanon wrote it
@@ -249,9 +256,9 @@ def test_a_release_json_without_fingerprints_vouches_for_nothing(small_demo, tmp
     assert "release.json holds no fingerprint of the tables" in printed and "audited as real records" in printed
 
 
-def test_release_notes_are_the_same_bytes_wherever_they_are_written(small_demo, tmp_path):
+def test_release_notes_are_the_same_bytes_wherever_they_are_written(small_demo, small_release, tmp_path):
     schema, database = small_demo
-    result = anonymize(schema, database, random_state=1, progress=False)
+    result = small_release
     first = write_release(result, tmp_path / "a" / "out")
     second = write_release(result, tmp_path / "b" / "elsewhere")
     assert (first / "release.json").read_bytes() == (second / "release.json").read_bytes()

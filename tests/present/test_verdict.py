@@ -49,7 +49,23 @@ def copied():
 def _report_failures(page: str) -> list[str]:
     verdict = page[page.index('<section id="verdict">'):]
     verdict = verdict[: verdict.index("</section>")]
-    return [html.unescape(item) for item in re.findall(r"<li>(.*?)</li>", verdict.split("Notes:")[0])]
+    failing = verdict.split("Notes:")[0].split("too few rows to judge")[0]  # the views too small follow the failures
+    return [html.unescape(item) for item in re.findall(r"<li>(.*?)</li>", failing)]
+
+
+def _too_small(text: str, page: str) -> tuple[list[str], list[str]]:
+    """The views too small to judge, as the terminal and the report list them."""
+    terminal, listing = [], False
+    for line in text.splitlines():
+        if line.startswith("too few rows to judge"):
+            listing = True
+        elif listing and line.startswith("  "):
+            terminal.append(line.strip())
+        else:
+            listing = False
+    verdict = page[page.index('<section id="verdict">'):].split("</section>")[0].split("Notes:")[0]
+    part = verdict.split("too few rows to judge")[1] if "too few rows to judge" in verdict else ""
+    return terminal, [html.unescape(item) for item in re.findall(r"<li>(.*?)</li>", part)]
 
 
 def _terminal_failures(text: str) -> list[str]:
@@ -57,7 +73,13 @@ def _terminal_failures(text: str) -> list[str]:
     start = next((i for i, line in enumerate(lines) if re.match(r"\d+ measures? miss", line)), None)
     if start is None:
         return []
-    return [line.strip() for line in lines[start + 1:] if line.startswith("  ")]
+    found = []
+    for line in lines[start + 1:]:
+        if line.startswith("    ") and found:  # a long line wrapped at 120 characters: continued
+            found[-1] += " " + line.strip()
+        elif line.startswith("  "):
+            found.append(line.strip())
+    return found
 
 
 def _with_hidden_rate(evaluation, hidden: float, extra: list[Metric]):
@@ -150,11 +172,14 @@ def test_equal_to_a_strict_target_is_a_failure_and_says_which_side_is_wanted(pas
 # --------------------------------------------------------------------------- the demo, end to end
 
 
+@pytest.mark.slow  # the demo command end to end; on small evaluations: test_terminal_and_report_list_the_same_failures
 def test_demo_terminal_verdict_lists_what_the_report_lists(tmp_path, capsys):
     assert main(["demo", "--out", str(tmp_path / "demo"), "--scale", "0.05", "--seed", "3", "-q"]) == 0
     captured = capsys.readouterr()
     page = (tmp_path / "demo" / "report" / "report.html").read_text()
     assert _terminal_failures(captured.out) == _report_failures(page)
+    terminal, report = _too_small(captured.out, page)
+    assert terminal == report and terminal  # 0.05 of the demo: a single hospital's halves cannot be judged
     assert "privacy (hidden rate %" in captured.out and "signal (" in captured.out
     assert f"report: {tmp_path / 'demo' / 'report' / 'report.html'}" in captured.out
     assert all(line.startswith("warning: ") for line in captured.err.splitlines())  # -q: no progress, no total time

@@ -424,7 +424,7 @@ def test_whole_numbers_with_missing_values_are_not_called_decimals():
     assert "stored as decimals" in proposed({"rows": frame}, "rows", "dose")[1]
 
 
-def test_categories_the_default_min_count_would_release_missing_get_a_note():
+def test_categories_the_default_min_count_would_generalize_get_a_note():
     rng = np.random.default_rng(0)
     doctors = pd.DataFrame({"doctor_id": range(12), "specialty": ["cardio"] * 10 + ["ent"] * 2,
                             "grade": ["a", "b", "c"] * 4})
@@ -437,12 +437,12 @@ def test_categories_the_default_min_count_would_release_missing_get_a_note():
     def notes(table, column):
         return " ".join(str(n) for n in proposal.notes_for(table, column))
 
-    # 12 doctors, k=10: no grade is held by 10 of them; every doctor would be released without one
-    assert "REVIEW: no value is held by 10 records (the most held by 4): released entirely missing" in notes(
+    # 12 doctors, k=10: no grade is held by 10 of them; every doctor is released with the merged level
+    assert "REVIEW: no value is held by 10 records (the most held by 4): released as one level, 'other'" in notes(
         "doctors", "grade")
     assert "released" not in notes("doctors", "specialty")  # cardio: 10 holders; ent's 2 rows are a minority
     assert "released" not in notes("visits", "reason")
-    assert "entirely missing" in notes("visits", "code")  # 3 holders each
+    assert "released as one level, 'other'" in notes("visits", "code")  # 3 holders each
     assert "65% of its values are held by fewer than 10 records" in notes("visits", "ward")
 
 

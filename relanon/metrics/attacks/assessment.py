@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import time
 import zlib
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -31,7 +32,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from relanon.common.errors import Problem, SchemaError
+from relanon.common.errors import ParameterError, Problem, SchemaError
 from relanon.common.plain import matrix_dict, plain
 from relanon.common.progress import as_progress
 from relanon.metrics.attacks.coding import code_frames, nearest
@@ -40,7 +41,7 @@ from relanon.metrics.attacks.holdout import split_database
 from relanon.metrics.attacks.inference import DEFAULT_TOLERANCE, inference_result
 from relanon.metrics.attacks.linkability import DEFAULT_TARGETS, linkability_result, sample_rows, split_text
 from relanon.metrics.attacks.results import FAILED, INCONCLUSIVE, PASSED, RISK_TARGET, STATES, AttackResult
-from relanon.metrics.attacks.rounds import pooled
+from relanon.metrics.attacks.rounds import PRACTICAL_ROUNDS, pooled, rounds_wanted
 from relanon.metrics.attacks.singling_out import (
     DEFAULT_ATTACKS,
     DEFAULT_COLUMNS,
@@ -58,7 +59,8 @@ from relanon.schema.model import Schema
 from relanon.schema.validation import check_database
 
 DEFAULT_HOLDOUT = 0.5  # as many control as training people: the narrowest intervals (docs/guide/attacks.md)
-DEFAULT_ROUNDS = 1
+DEFAULT_ROUNDS = None  # chosen within the time budget
+DEFAULT_BUDGET_ROUNDS = 2  # the default time budget, in rounds (the first one's time)
 CALIBRATED = ("closer_to_training", "distance_to_closest", "closest_distances_ratio")
 
 
@@ -120,8 +122,15 @@ class Assessment:
 
     @property
     def passed(self) -> bool:
-        """Whether every attack's risk has an upper bound below 5 % (an inconclusive attack does not pass)."""
-        return all(a.passed is not False for a in self.attacks)
+        """Whether attacks were made and every one has a risk whose upper bound is below 5 % (an
+        inconclusive attack does not pass, nor an attack that could not be made: nothing attacked
+        proves nothing)."""
+        return bool(self.attacks) and all(a.passed is True for a in self.attacks)
+
+    @property
+    def not_run(self) -> list[AttackResult]:
+        """The attacks that could not be made (no person to attack: the risk is not measured)."""
+        return [a for a in self.attacks if a.passed is None]
 
     @property
     def failures(self) -> list[AttackResult]:
@@ -135,8 +144,11 @@ class Assessment:
 
     @property
     def state(self) -> str:
-        """The worst state of the attacks: ``"failed"``, ``"inconclusive"`` or ``"passed"``."""
-        return FAILED if self.failures else INCONCLUSIVE if self.inconclusive else PASSED
+        """The worst state of the attacks: ``"failed"``, ``"inconclusive"`` or ``"passed"``; inconclusive
+        too when no attack, or some attack, could not be made."""
+        if self.failures:
+            return FAILED
+        return INCONCLUSIVE if self.inconclusive or self.not_run or not self.attacks else PASSED
 
     def to_dict(self) -> dict:
         """Plain, JSON-ready data."""
@@ -164,7 +176,7 @@ class Assessment:
 
 def assess(schema: Schema, database, *, holdout: float = DEFAULT_HOLDOUT, random_state=None,
            n_attacks: int = DEFAULT_TARGETS, n_predicates: int = DEFAULT_ATTACKS, sample_size: int | None = None,
-           rounds: int = DEFAULT_ROUNDS, progress=True) -> Assessment:
+           rounds: int | None = None, time_budget: float | None = None, progress=True) -> Assessment:
     """Measure what attackers learn from a release, against people it never saw.
 
     Parameters
@@ -184,10 +196,18 @@ def assess(schema: Schema, database, *, holdout: float = DEFAULT_HOLDOUT, random
         Singling-out predicates per mode.
     sample_size : int, optional
         Rows sampled per table for the distance metrics (default 10,000).
-    rounds : int
+    rounds : int, optional
         Independent splits, each anonymized and attacked; every attack's trials are pooled over them
         (:mod:`relanon.metrics.attacks.rounds`): more rounds, narrower intervals, each round the time of
-        one. The privacy and signal metrics are those of the first round.
+        one. The privacy and signal metrics are those of the first round. Default: chosen within
+        ``time_budget``.
+    time_budget : float, optional
+        Seconds the assessment may take when ``rounds`` is not given (default: twice its first round). After
+        each round it stops when every attack is settled (:func:`~relanon.metrics.attacks.rounds.rounds_wanted`),
+        when settling them would take more rounds than the budget leaves or than is practical (the verdict then
+        says INCONCLUSIVE, with the rounds or the people it would need), or when the next round would not fit.
+        The rounds chosen depend on the machine's speed: ``Assessment.rounds`` says how many were run, and
+        ``rounds=`` that many gives the same figures anywhere.
     progress : bool or Progress
 
     Returns
@@ -206,17 +226,24 @@ def assess(schema: Schema, database, *, holdout: float = DEFAULT_HOLDOUT, random
     report = as_progress(progress)
     positive_integer(n_attacks, "n_attacks")  # checked before the long run, not after it
     positive_integer(n_predicates, "n_predicates")
-    positive_integer(rounds, "rounds")
+    if rounds is not None:
+        positive_integer(rounds, "rounds")
+    if time_budget is not None and (isinstance(time_budget, bool) or not isinstance(time_budget, int | float)
+                                    or not time_budget > 0):
+        raise ParameterError(f"time_budget must be a positive number of seconds, got {time_budget!r}")
     checked = check_database(schema, database)
     seed = _seed(schema, random_state)
     options = {"n_attacks": n_attacks, "n_predicates": n_predicates, "sample_size": sample_size}
-    found = []
-    for number in range(rounds):
-        if rounds > 1:
-            report.say(f"round {number + 1} of {rounds}")
+    found, started, number = [], time.perf_counter(), 0
+    while rounds is None or number < rounds:
+        if number:
+            report.say(f"round {number + 1}" + (f" of {rounds}" if rounds else ""))
         # the first round is the run `anonymize --seed` makes; the others, seeds of their own
         found.append(_round(schema, checked, seed if number == 0 else _stream(seed, f"round {number + 1}"), holdout,
                             report, first=number == 0, **options))
+        number += 1
+        if rounds is None and not _more_rounds(found, time.perf_counter() - started, time_budget):
+            break
     split, evaluation, distances, cells = found[0].split, found[0].evaluation, found[0].distances, found[0].cells
     attacks = _pooled_rounds([f.attacks for f in found])
     calibrated = calibrate(evaluation, distances, cells)
@@ -227,10 +254,19 @@ def assess(schema: Schema, database, *, holdout: float = DEFAULT_HOLDOUT, random
         notes.append(f"few control people in {small}: the intervals are wide, and a risk below 5 % cannot be "
                      "shown with fewer than about 100 control people per round")
     return Assessment(attacks, distances, risk_matrix, risk_upper, risk_passed, calibrated, dict(split.sizes),
-                      float(holdout), notes, risk_state, cells, rounds,
+                      float(holdout), notes, risk_state, cells, len(found),
                       {t.name: t.anonymize.k_or_default for t in schema if t.anonymize.method == "avatar"},
                       {t.name: small_group_rules(schema, t.name)["combination_holders"] for t in schema
                        if t.anonymize.method == "avatar" and t.individual})
+
+
+def _more_rounds(found: list, elapsed: float, budget: float | None) -> bool:
+    """Whether a round more is worth its time: some attack unsettled, the rounds that would settle them all
+    within what the budget (default: twice the first round) leaves and :data:`PRACTICAL_ROUNDS`."""
+    budget = budget if budget is not None else DEFAULT_BUDGET_ROUNDS * elapsed / len(found)
+    affordable = int(budget // (elapsed / len(found)))
+    wanted = rounds_wanted(_pooled_rounds([f.attacks for f in found]), len(found))
+    return len(found) < wanted <= min(affordable, PRACTICAL_ROUNDS)
 
 
 def require_individual_tables(schema: Schema) -> list[str]:

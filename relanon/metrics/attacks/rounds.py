@@ -74,6 +74,29 @@ def rounds_to_settle(risk: float, high: float, rounds: int = 1, target: float = 
     return max(rounds + 1, math.ceil(min(needed))) if needed else rounds
 
 
+def rounds_wanted(attacks: Sequence[AttackResult], rounds: int) -> int:
+    """The rounds, counting the ``rounds`` measured, that would settle every attack of ``attacks`` (pooled over
+    ``rounds``): an inconclusive one's bound below the target (:func:`rounds_needed` of its no-leak bound), a
+    failed one whose interval reaches 0 told from nothing or from a leak (:func:`rounds_to_settle`); ``rounds``
+    when every attack is settled (passed, or a leak measured).
+
+    Examples
+    --------
+    >>> from relanon.metrics.attacks.confidence import success_rate
+    >>> from relanon.metrics.attacks.results import LINKABILITY, attack_result
+    >>> settled = attack_result(LINKABILITY, "a | b", success_rate(0, 5000), success_rate(0, 5000), success_rate(0, 5000))
+    >>> rounds_wanted([settled], 1)
+    1
+    """
+    wanted = rounds
+    for attack in attacks:
+        if attack.state == "inconclusive":
+            wanted = max(wanted, rounds_needed(attack.floor, rounds))
+        elif attack.state == "failed" and attack.risk.low <= 0:
+            wanted = max(wanted, rounds_to_settle(attack.risk.value, attack.risk.high, rounds))
+    return wanted
+
+
 def pooled(results: Sequence[AttackResult]) -> AttackResult:
     """One attack's results over several rounds, as one result of all their trials.
 

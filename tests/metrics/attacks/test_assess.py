@@ -10,6 +10,7 @@ import pytest
 from relanon import datasets, load_schema
 from relanon.audit import audit_database
 from relanon.cli import main
+from relanon.common.errors import ParameterError
 from relanon.metrics.attacks import assess
 from relanon.metrics.attacks.assessment import DEFAULT_HOLDOUT, linkability_splits, secret_columns
 from relanon.metrics.attacks.distances import reference_distances
@@ -318,12 +319,19 @@ def test_relanon_assess_writes_the_report_and_prints_the_risk_matrix(tmp_path, c
     code = main(["assess", str(folder / "schema.yaml"), "--data", str(folder / "original"), "--out",
                  str(tmp_path / "assessment"), "--seed", "3", "--predicates", "200", "-q"])
     out = capsys.readouterr().out
-    assert code in (0, 1) and (code == 1) == ("RISK:" in out or "UNPROVEN:" in out)
+    assert code in (0, 1) and (code == 1) == ("RISK:" in out or "INCONCLUSIVE:" in out)
     assert "attack risk" in out and "privacy (hidden rate" in out
     page = (tmp_path / "assessment" / "report.html").read_text(encoding="utf-8")
     assert 'id="attacks"' in page and "TO_TOP_ENRICHED(patients, visits)" in page
     metrics = json.loads((tmp_path / "assessment" / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["assessment"]["risk_matrix"]["patients"]["patients"] is not None
+    # the verdict, its advice and the risk matrix, as the terminal printed them
+    verdict = metrics["assessment"]["verdict"]
+    assert all(line in out for line in verdict) and any(line.split(":")[0] in ("RISK", "INCONCLUSIVE", "PASSED")
+                                                        for line in verdict)
+    assert "\n".join(metrics["assessment"]["risk_matrix_text"]) in out
+    assert '<div class="verdict">' in page and ("RISK</span>" in page or "INCONCLUSIVE</span>" in page
+                                                or "PASSED</span>" in page)
     assert main(["assess", str(folder / "schema.yaml"), "--data", str(folder / "original"), "--out",
                  str(folder / "original" / "inside")]) == 2  # never writes inside the input
 
@@ -347,3 +355,24 @@ def test_an_assessment_without_individual_table_is_refused_before_any_work(tmp_p
     captured = capsys.readouterr()
     assert code == 2 and "no table is individual" in captured.err and "held out" not in captured.out
     assert not (tmp_path / "out").exists()
+
+
+def test_rounds_are_chosen_within_the_time_budget_and_stop_when_settled():
+    """After a round, another is run only when some attack is unsettled and the rounds that would settle them
+    all fit the budget (by default twice the first round) and are practical."""
+    from relanon.metrics.attacks.assessment import _more_rounds
+    from relanon.metrics.attacks.confidence import success_rate
+    from relanon.metrics.attacks.results import LINKABILITY, attack_result
+
+    class Round:
+        def __init__(self, n):  # 60 control people: inconclusive, two rounds would show 5 %; 1,000: passed
+            rates = success_rate(1, n), success_rate(1, n), success_rate(0, n)
+            self.attacks = [attack_result(LINKABILITY, "a | b", *rates)]
+
+    assert _more_rounds([Round(60)], elapsed=10.0, budget=None)  # two rounds fit the default budget
+    assert not _more_rounds([Round(60)], elapsed=10.0, budget=15.0)  # the second round would not fit
+    assert not _more_rounds([Round(1000)], elapsed=10.0, budget=None)  # settled: stop early
+    assert not _more_rounds([Round(60), Round(60)], elapsed=20.0, budget=1000.0)  # pooled over two: settled
+    assert not _more_rounds([Round(5)], elapsed=10.0, budget=1e6)  # more rounds than practical: hold out more people
+    with pytest.raises(ParameterError, match="time_budget must be a positive number of seconds"):
+        assess(*datasets.hospital(scale=0.01, seed=1), time_budget=0, progress=False)

@@ -113,7 +113,7 @@ def test_a_small_table_without_leak_is_unproven():
     row = next(line for line in text.splitlines() if line.startswith("doctors"))
     assert row.count("?") == 2 and "!" not in row
     verdict = verdict_text(assessment)
-    assert "UNPROVEN: 3 of 4 attacks cannot show a risk below 5 %" in verdict
+    assert "INCONCLUSIVE: 3 of 4 attacks cannot show a risk below 5 %" in verdict
     assert "doctors: 100 control people" in verdict and "patients:" not in verdict.splitlines()[-1]
     assert "their point estimates are below 5 %" in verdict and "RISK" not in verdict
     lines = attacks_text(assessment).splitlines()
@@ -138,7 +138,7 @@ def test_a_cell_takes_the_worst_state_of_its_attacks():
     assert "!" in row and "?" not in row
     verdict = verdict_text(assessment)
     assert "RISK: 1 of 3 attacks" in verdict and "1 more cannot show a risk below 5 %" in verdict
-    assert "UNPROVEN" not in verdict
+    assert "INCONCLUSIVE:" not in verdict
     failed_only = attacks_text(assessment, only_failed=True)
     assert "linkability" in failed_only and "inference" not in failed_only
 
