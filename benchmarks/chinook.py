@@ -88,15 +88,23 @@ def chinook_tables(path: Path) -> dict[str, pd.DataFrame]:
     tables = {}
     for name, (model, key, fields) in TABLES.items():
         records = [r for r in rows if r["model"] == f"chinook.{model}"]
-        frame = pd.DataFrame({column: [r["fields"].get(field) for r in records] for column, field in fields.items()})
+        frame = pd.DataFrame({column: _column([r["fields"].get(field) for r in records]) for column, field in fields.items()})
         if key is not None:
             frame.insert(0, key, [r["pk"] for r in records])
             frame = frame.sort_values(key).reset_index(drop=True)
         for column in DATES:  # as Chinook's SQLite file stores them: 2007-01-01 00:00:00
             if column in frame:
                 frame[column] = frame[column].str.replace("T", " ").str.replace("Z", "")
-        tables[name] = frame.convert_dtypes(convert_string=False, convert_boolean=False, convert_floating=False)
+        tables[name] = frame
     return tables
+
+
+def _column(values: list):
+    """Whole numbers with missing values (``ReportsTo``) as whole numbers, not floats."""
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return pd.array(values, dtype="Int64")
+    return values
 
 
 def write_sqlite(tables: dict[str, pd.DataFrame], path: Path) -> None:

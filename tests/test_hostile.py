@@ -466,7 +466,11 @@ def test_what_each_command_does_with_nothing_to_do(tmp_path, capsys):
     folder = write_people_visits(tmp_path / "zero", n_people=0, n_visits=0)
     code, out, _ = run(capsys, "anonymize", folder / "schema.yaml", "--data", folder / "data", "--out", tmp_path / "o",
                        "-q")
-    assert code == 0 and "no measure could be computed" in out and "meets its target" not in out
+    assert code == 1 and "no measure could be computed" in out and "meets its target" not in out
+    assert (tmp_path / "o" / "release.json").exists()  # written all the same, and said so
+    code, _, err = run(capsys, "anonymize", folder / "schema.yaml", "--data", folder / "data", "--out", tmp_path / "o",
+                       "-q", "--exit-zero")
+    assert code == 0 and "no measure could be computed (exit 0: --exit-zero)" in err
     code, out, _ = run(capsys, "clean", tmp_path)
     assert code == 0 and "nothing to remove" in out
     (tmp_path / "none.yaml").write_text("relanon: 1\ntables:\n  people:\n    primary_key: id\n    individual: true\n"

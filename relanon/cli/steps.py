@@ -13,7 +13,7 @@ from relanon.datasets import hospital_schema
 from relanon.metrics.failures import failures
 from relanon.metrics.scenarios import METRICS_SEED, evaluate
 from relanon.present.report import METRICS_FILE, REPORT_FILE, render_report, report_output, write_report
-from relanon.present.verdict import verdict_text
+from relanon.present.verdict import nothing_measured, verdict_text
 from relanon.stores.base import is_url, masked
 from relanon.stores.io import read_database
 from relanon.stores.outputs import release_folder_foreign_entries
@@ -126,12 +126,14 @@ def verdict_line(evaluation, report) -> str:
 
 
 def verdict_exit(evaluation, exit_zero: bool, written: str | None = None) -> int:
-    """The exit code of a command that ends on a verdict: 1 when it names a failure (the release, if any, is
-    written all the same, and a line on standard error says so), 0 when every measure holds or ``exit_zero``."""
+    """The exit code of a command that ends on a verdict: 1 when it names a failure, or when no measure could
+    be computed (nothing judged is nothing passed; the release, if any, is written all the same, and a line on
+    standard error says so), 0 when every measure holds or ``exit_zero``."""
     failed = len(failures(evaluation))
-    if not failed:
+    if not failed and not nothing_measured(evaluation):
         return EXIT_OK
-    what = f"{failed} measure{'s miss their targets' if failed > 1 else ' misses its target'}"
+    what = (f"{failed} measure{'s miss their targets' if failed > 1 else ' misses its target'}" if failed
+            else "no measure could be computed")
     kept = f"{written} is written, but " if written else ""
     if exit_zero:
         print(f"{kept}{what} (exit 0: --exit-zero)", file=sys.stderr)
