@@ -208,13 +208,18 @@ def sensitive_choices(schema: Schema, links) -> list[str]:
 
 def small_group_rules(schema: Schema, name: str) -> dict:
     """The small-group rules of :func:`relanon.engine.avatar.avatarize_in_run` for table ``name``
-    (``small_groups`` and ``shift_numbers`` of its :class:`~relanon.engine.avatar.RunHooks`, and
-    ``combination_holders``): on for the individual tables, their numbers left unshifted when children are anchored to them, their tuples of
-    categories held by the schema's ``combination_min_count`` records (2 by default)."""
+    (``small_groups``, ``shift_numbers`` and ``restore_spread`` of its :class:`~relanon.engine.avatar.RunHooks`,
+    and ``combination_holders``): on for the individual tables, their numbers left unshifted when children are
+    anchored to them, their tuples of categories held by the schema's ``combination_min_count`` records (2 by
+    default). The spread of mixed numbers is restored except on either side of an anchored link: a stretched
+    parent is a point no record is near, and a stretched child moves off the span its parent gives it, so that
+    anchoring could not keep the children inside their parent's range."""
     individual = schema[name].individual
     anchored_below = any(fk.anchor for child in schema for fk in child.foreign_keys if fk.references == name)
+    anchored_above = any(fk.anchor for fk in schema[name].foreign_keys)
     holders = schema[name].anonymize.combination_min_count
     return {"small_groups": individual, "shift_numbers": individual and not anchored_below,
+            "restore_spread": not (anchored_below or anchored_above),
             "combination_holders": COMBINATION_HOLDERS if holders is None else holders}
 
 

@@ -95,7 +95,7 @@ class Proposal:
         {'smoker': 'boolean'}
         >>> for line in text.splitlines():
         ...     if "smoker" in line or "k: 2" in line:
-        ...         print(line)
+        ...         print(line.split("; REVIEW")[0])
               smoker: boolean  # text with only yes/no values
             anonymize: {method: avatar, k: 2}  # REVIEW: only 3 rows: k lowered to 2 (k neighbours need k + 1 rows)
         """
