@@ -270,28 +270,32 @@ def _labels(table: pd.DataFrame, column: str, rare: np.ndarray, threshold: int, 
 
 
 def _numbers(series: pd.Series, rare: np.ndarray, counts: np.ndarray, threshold: int) -> tuple[pd.Series, dict]:
-    """A number or date column's rare values replaced by the nearest value ``threshold`` records hold, or by
-    their bucket's mean where no value is held that often."""
+    """A number or date column's rare values replaced by the mean of their interval among order statistics.
+
+    The rare records, in the order of their values, are cut into buckets of at least ``threshold`` records
+    (equal values stay together) and each takes its bucket's mean, so that the column keeps its spread: a
+    snap to the nearest frequent value would pile a column whose values are each held by few people onto
+    its few common ones (ages of 200 doctors, 34 values, 4 of them held by 10). When the rare records are
+    fewer than ``threshold`` together, they take the nearest value ``threshold`` records hold.
+    """
     present = series.notna().to_numpy()
     frequent = np.sort(pd.unique(series[present & ~rare]))
     released = series.copy()
     levels = {}
-    values = series[rare]
-    if len(frequent):
-        order = _as_numbers(pd.Series(frequent))
-        x = _as_numbers(values)
-        upper = np.clip(np.searchsorted(order, x), 0, len(order) - 1)
-        lower = np.clip(upper - 1, 0, len(order) - 1)
-        nearest = np.where(np.abs(x - order[lower]) <= np.abs(order[upper] - x), lower, upper)
-        released[rare] = frequent[nearest]
-        for value, count in pd.Series(frequent[nearest]).value_counts(sort=False).items():
-            levels[value] = {"how": "nearest value", "records": int(count)}
+    if rare.sum() < threshold:
+        if len(frequent):
+            order = _as_numbers(pd.Series(frequent))
+            x = _as_numbers(series[rare])
+            upper = np.clip(np.searchsorted(order, x), 0, len(order) - 1)
+            lower = np.clip(upper - 1, 0, len(order) - 1)
+            nearest = np.where(np.abs(x - order[lower]) <= np.abs(order[upper] - x), lower, upper)
+            released[rare] = frequent[nearest]
+            for value, count in pd.Series(frequent[nearest]).value_counts(sort=False).items():
+                levels[value] = {"how": "nearest value", "records": int(count)}
         return released, levels
-    if present.sum() < threshold:
-        return released, levels
-    # no value held often enough: buckets of consecutive values, at least ``threshold`` records each
-    positions = np.flatnonzero(present)
-    order = positions[np.argsort(_as_numbers(series[present]), kind="stable")]
+    # buckets of consecutive rare values, at least ``threshold`` records each
+    positions = np.flatnonzero(rare)
+    order = positions[np.argsort(_as_numbers(series[rare]), kind="stable")]
     sorted_values = series.to_numpy()[order]
     bounds, start = [], 0
     while start < len(order):
@@ -307,7 +311,8 @@ def _numbers(series: pd.Series, rare: np.ndarray, counts: np.ndarray, threshold:
         mean = _rounded_like(members.mean(), series)
         released.iloc[order[start:end]] = mean
         # the bucket's ends are people's own values: never written, only its mean and size
-        levels[mean] = {"how": "bucket mean", "records": int(end - start)}
+        entry = levels.setdefault(mean, {"how": "bucket mean", "records": 0})
+        entry["records"] += int(end - start)
     return released, levels
 
 

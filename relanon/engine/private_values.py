@@ -293,8 +293,12 @@ def _half_way(values: pd.Series, at: int, then: int):
 def held_supports(table, types, space, thresholds, name: str) -> dict:
     """The columns' frozen statistics, each mixed number's support (the small set of values its avatars are
     put on) kept to the values that the column's ``min_count`` records of ``table`` hold: a value one person
-    holds is never a value avatars are snapped to (eight people's birth dates released as two of them). A
-    support left without values is no support (the mix stays between its bounds)."""
+    holds is never a value avatars are snapped to (eight people's birth dates released as two of them).
+
+    A support whose kept values hold fewer than half of the records (or none) is dropped instead: the mix
+    stays between its bounds (whole numbers rounded) rather than piling the column onto its few common
+    values (the ages of 200 doctors, 34 values of which 4 are held by 10, would be released as those 4).
+    """
     out = {}
     for column in types:
         stats = space.statistics_[column]
@@ -302,8 +306,9 @@ def held_supports(table, types, space, thresholds, name: str) -> dict:
         if types[column] in NUMERIC_KINDS and threshold > 1 and getattr(stats, "support", None) is not None:
             values = numeric_values(table[column], stats.kind, table=name)
             held, counts = np.unique(values[~np.isnan(values)], return_counts=True)
-            kept = held[counts >= threshold]
-            stats = dataclasses.replace(stats, support=kept if len(kept) else None)
+            frequent = counts >= threshold
+            enough = frequent.any() and 2 * counts[frequent].sum() >= counts.sum()
+            stats = dataclasses.replace(stats, support=held[frequent] if enough else None)
         out[column] = stats
     return out
 

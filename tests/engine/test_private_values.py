@@ -429,9 +429,14 @@ def test_the_numbers_of_a_table_with_anchored_children_are_not_shifted():
     def rules(schema, name):
         return {key: value for key, value in small_group_rules(schema, name).items() if key != "combination_holders"}
 
-    assert rules(datasets.careers_schema(), "people") == {"small_groups": True, "shift_numbers": False}
-    assert rules(datasets.hospital_schema(), "patients") == {"small_groups": True, "shift_numbers": True}
-    assert rules(datasets.hospital_schema(), "visits") == {"small_groups": False, "shift_numbers": False}
+    # nor stretched, on either side of an anchored link (the careers' people and their yearly records)
+    assert rules(datasets.careers_schema(), "people") == {"small_groups": True, "shift_numbers": False,
+                                                          "restore_spread": False}
+    assert rules(datasets.careers_schema(), "yearly_records")["restore_spread"] is False
+    assert rules(datasets.hospital_schema(), "patients") == {"small_groups": True, "shift_numbers": True,
+                                                             "restore_spread": True}
+    assert rules(datasets.hospital_schema(), "visits") == {"small_groups": False, "shift_numbers": False,
+                                                           "restore_spread": True}
 
 
 def test_a_pair_or_tuple_of_categories_held_by_one_record_is_not_released():
@@ -585,3 +590,14 @@ def test_the_schema_sets_combination_min_count_of_an_avatar_table():
     spec["tables"]["doctors"]["anonymize"] = {"method": "keep", "combination_min_count": 5}
     with pytest.raises(SchemaError, match="combination_min_count has no meaning for method 'keep'"):
         load_schema(spec)
+
+
+def test_a_number_whose_values_few_people_hold_is_not_piled_onto_its_common_values():
+    # 4 ages held by 12 people each, 30 ages held by 5 each (the demo's doctors): snapping the avatars to the
+    # 4 common ages only would collapse the column; with most records on rare values the mix is rounded instead
+    rng = np.random.default_rng(0)
+    ages = np.array([42, 46, 51, 58] * 12 + [a for a in range(30, 66) if a not in (42, 46, 51, 58)][:30] * 5)
+    table = pd.DataFrame({"age": rng.permutation(ages), "sex": rng.choice(["F", "M"], len(ages))})
+    avatars = avatarize(table, {"age": "integer", "sex": "categorical"}, k=10, random_state=0, min_counts=10).avatars
+    assert avatars["age"].nunique() > 10
+    assert avatars["age"].std() / table["age"].std() > 0.6
