@@ -15,7 +15,7 @@ import sys
 from relanon.common.errors import ParameterError, StorageError
 from relanon.common.options import check_integer
 
-EXTRA = "relanon[dask]"
+EXTRA = '-e ".[dask]"'  # relanon is installed from its clone
 CONNECT_SECONDS = 30
 
 
@@ -28,7 +28,7 @@ def import_distributed():
     except ImportError as error:
         raise ParameterError(
             f"the Dask engine needs Dask and its distributed scheduler, which are not installed ({error}); "
-            f"install them with: pip install '{EXTRA}'"
+            f"install them from relanon's clone with: pip install {EXTRA}"
         ) from None
     return distributed
 

@@ -30,7 +30,7 @@ from relanon.schema.graph import all_links
 
 logger = logging.getLogger(__name__)
 
-INSTALL_HINT = 'pip install "relanon[report]"'
+INSTALL_HINT = 'pip install -e ".[report]" (from relanon\'s clone)'
 
 MAX_COLUMNS = 12  # distribution pictures per table
 MAX_CATEGORIES = 20  # bars per column binned by value, the rest grouped as "other"

@@ -49,7 +49,7 @@ CHUNK_ROWS = 50_000
 CHUNK_BYTES = 8 << 20  # COPY text parsed per block: memory stays close to the data frame's
 CONNECT_TIMEOUT = 15  # seconds: an unreachable server is an error, not a hang
 INSTALL = ('reading or writing a database URL needs SQLAlchemy and the driver of your database: '
-           'pip install "relanon[postgres]" for PostgreSQL (SQLAlchemy and psycopg), or sqlalchemy plus '
+           'pip install -e ".[postgres]" (from relanon\'s clone) for PostgreSQL (SQLAlchemy and psycopg), or sqlalchemy plus '
            'your driver for another database; or export the tables to CSV, Parquet or SQLite')
 _DEFAULT_PORTS = {"postgresql": 5432, "mysql": 3306, "mariadb": 3306, "mssql": 1433, "oracle": 1521}
 _DEFAULT_SCHEMAS = {"postgresql": "public"}
@@ -182,7 +182,7 @@ def engine_for(location):
     except Exception as exc:  # noqa: BLE001 - a missing driver raises ImportError, others their own
         hint = ""
         if isinstance(exc, ImportError):
-            hint = ' (pip install "relanon[postgres]")' if url.get_backend_name() == "postgresql" else " (install its driver)"
+            hint = ' (pip install -e ".[postgres]" from relanon\'s clone)' if url.get_backend_name() == "postgresql" else " (install its driver)"
         raise driver_failure(f"cannot use the database URL{hint}", location, exc) from None
     return engine, schema or None
 
