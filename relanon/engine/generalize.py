@@ -1,4 +1,4 @@
-"""Rare values generalized before they are erased (DESIGN section 6, "Generalize, then erase").
+"""Rare values generalized, then erased only where no level holds them (docs/guide/small-groups.md).
 
 A value that fewer than ``min_count`` records of a table hold never reaches the release verbatim
 (:mod:`relanon.engine.private_values`). Rather than making it missing, :func:`generalize` replaces it,

@@ -1,6 +1,6 @@
 """Rare values released: the cells of a release equal to a value that fewer than ``min_count`` people hold.
 
-The avatar method never copies such a value into the release (DESIGN section 6, "Small groups"): it is
+The avatar method never copies such a value into the release (docs/guide/small-groups.md): it is
 generalized (:mod:`relanon.engine.generalize`) or mixed. This measure checks it on the release itself,
 per individual table and column, the way a reviewer would: for each released cell, how many original
 records hold the same value. Its target is 0 for every column of a table released by the avatar method

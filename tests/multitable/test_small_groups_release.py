@@ -1,4 +1,4 @@
-"""Small groups at the defaults: a database nobody tuned (issue 37, item 1; DESIGN section 6).
+"""Small groups at the defaults: a database nobody tuned (docs/guide/small-groups.md).
 
 A staff table of 8 people and a customers table of 60, with dates and categories held by one to three
 people, released with the schema ``relanon init`` proposes: no category column of an individual table, nor
