@@ -369,7 +369,7 @@ def test_names_that_cannot_be_written_are_reported_together(clinic_database, tmp
 
 def test_a_url_without_sqlalchemy_says_what_to_install(monkeypatch, clinic_database):
     monkeypatch.setitem(sys.modules, "sqlalchemy", None)  # as if it were not installed
-    with pytest.raises(StorageError, match=r"needs SQLAlchemy.*pip install \"relanon\[postgres\]\""):
+    with pytest.raises(StorageError, match=r"needs SQLAlchemy.*pip install -e \"\.\[postgres\]\""):
         read_tables("postgresql://me@localhost/clinic")
     with pytest.raises(StorageError, match="needs SQLAlchemy"):
         write_database(clinic_database, "postgresql://me:secret@localhost/clinic")
