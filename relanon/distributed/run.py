@@ -30,7 +30,7 @@ from relanon.distributed import links, read
 from relanon.distributed.blocked import BLOCK_CHILDREN, linear_sum
 from relanon.distributed.cluster import cluster, import_distributed, peak_memory, worker_peaks
 from relanon.distributed.rare_values import TableFacts, table_facts
-from relanon.distributed.space import finished_statistics, fit_space, merged_summaries
+from relanon.distributed.space import finished_statistics, fit_space
 from relanon.distributed.state import Released
 from relanon.distributed.work import folder, parts_of, read_parts, work_folder, write
 from relanon.engine.batches import DEFAULT_BATCH_SIZE, check_batch_size, partition_generator, rows_searched
@@ -147,14 +147,14 @@ def _avatar_table(client, schema, name, tables, released, work, generators, repo
     many = source.n_batches > 1
     with report.step(f"{name}: enrich and cut into batches") as step:
         enrichment.enrich(client, schema, name, spec, tables, work)
-        gathered = enrichment.gather_batches(client, schema, name, spec, tables, work, distinct_cap(source.rows), many)
+        gathered, summaries = enrichment.gather_batches(client, schema, name, spec, tables, work,
+                                                        distinct_cap(source.rows), many)
         sizes = [g["rows"] for g in gathered]
         step.detail = f"{len(spec.types)} columns, batches of {min(sizes):,} to {max(sizes):,} rows"
-    statistics = space = summaries = None
+    statistics = space = None
     paths = [str(links.part(folder(work, "batches", name), b)) for b in range(source.n_batches)]
     if many and spec.types:
         with report.step(f"{name}: factor space from {source.n_batches} batches") as step:
-            summaries = merged_summaries([g["summary"] for g in gathered], distinct_cap(source.rows))
             statistics = finished_statistics(client, paths, summaries)
             space = fit_space(client, paths, spec.types, statistics, ncp=table.anonymize.ncp, weights=spec.weights,
                               random_state=generators[0].spawn(1)[0], name=name,
