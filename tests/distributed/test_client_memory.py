@@ -63,12 +63,16 @@ def test_the_client_never_merges_the_statistics_of_a_tables_batches(in_process, 
     for i, rows in enumerate(np.array_split(np.arange(n), 3)):
         write_part(people.iloc[rows].reset_index(drop=True), tmp_path / "parts" / "people", i)
     by_client = []
-    for name in ("merge_summaries", "merge_bins", "merge_moments"):
-        def spy(*args, _merge=getattr(stats, name), _name=name, **kwargs):
+
+    def spied(name, merge):
+        def spy(*args, **kwargs):
             if threading.current_thread() is threading.main_thread():
-                by_client.append(_name)
-            return _merge(*args, **kwargs)
-        monkeypatch.setattr(stats, name, spy)
+                by_client.append(name)
+            return merge(*args, **kwargs)
+        return spy
+
+    for name in ("merge_summaries", "merge_bins", "merge_moments"):
+        monkeypatch.setattr(stats, name, spied(name, getattr(stats, name)))
     result = anonymize_dataset(load_schema(PEOPLE), tmp_path / "parts", tmp_path / "out", client=in_process,
                                batch_size=400, random_state=1, progress=False)
     state = result.state["people"]
