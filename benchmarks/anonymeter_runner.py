@@ -34,18 +34,26 @@ def run(folder: Path, case: dict) -> list[dict]:
     release, training, control = (pd.read_parquet(folder / f"{case['name']}.{part}.parquet")
                                   for part in ("release", "training", "control"))
     out = []
-    for mode in ("univariate", "multivariate"):
+    attacks = case.get("attacks", ("singling_out", "linkability", "inference"))
+    for mode in ("univariate", "multivariate") if "singling_out" in attacks else ():
         # the same cap on attempts as relanon's (anonymeter's default, 10 million, runs for hours on small tables)
         evaluator = SinglingOutEvaluator(ori=training, syn=release, control=control, n_attacks=case["n_predicates"],
                                          n_cols=3, seed=case["seed"], max_attempts=100 * case["n_predicates"],
                                          ).evaluate(mode=mode)
         out.append({"attack": "singling_out", "target": mode, **figures(evaluator)})
+        shown = evaluator.queries()[:case.get("show_queries", 0)]
+        if shown:
+            print(f"anonymeter {case['view']} singling out ({mode}), predicates that single out a training person "
+                  f"({len(evaluator.queries())}; the first {len(shown)}):" + "".join(f"\n    {q}" for q in shown),
+                  file=sys.stderr, flush=True)
+    if "linkability" not in attacks:
+        return out
     n_link = min(case["n_attacks"], len(training), len(control))  # anonymeter samples as many controls
     for first, second in case["splits"]:
         evaluator = LinkabilityEvaluator(ori=training, syn=release, control=control, aux_cols=(first, second),
                                          n_attacks=n_link).evaluate(n_jobs=1)
         out.append({"attack": "linkability", "target": f"{', '.join(first)} | {', '.join(second)}", **figures(evaluator)})
-    for secret, regression in case["secrets"]:
+    for secret, regression in case["secrets"] if "inference" in attacks else ():
         known = [c for c in training.columns if c != secret]
         evaluator = InferenceEvaluator(ori=training, syn=release, control=control, aux_cols=known, secret=secret,
                                        regression=regression, n_attacks=case["n_attacks"]).evaluate(n_jobs=1)

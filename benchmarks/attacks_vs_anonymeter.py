@@ -160,8 +160,10 @@ def succeeding(attacks) -> None:
 # --------------------------------------------------------------------------- anonymeter
 
 
-def anonymeter_figures(python: str, frames: dict, schema, *, seed: int, n_predicates: int, n_attacks: int) -> dict:
-    """anonymeter's risks on the same frames, keyed by (view, attack, target)."""
+def anonymeter_figures(python: str, frames: dict, schema, *, seed: int, n_predicates: int, n_attacks: int,
+                       attacks=("singling_out", "linkability", "inference"), show_queries: int = 0) -> dict:
+    """anonymeter's risks on the same frames, keyed by (view, attack, target): the ``attacks`` named; with
+    ``show_queries``, the first predicates of singling-out that succeed are printed."""
     from relanon.metrics.attacks.assessment import linkability_splits
 
     with tempfile.TemporaryDirectory() as folder:
@@ -173,7 +175,8 @@ def anonymeter_figures(python: str, frames: dict, schema, *, seed: int, n_predic
                 _for_anonymeter(frame, types).to_parquet(folder / f"{key}.{part}.parquet", index=False)
             secrets = [(s, types[s] in ("continuous", "integer", "datetime")) for s in secret_columns(schema, view)]
             cases.append({"name": key, "view": name, "seed": seed, "n_predicates": n_predicates,
-                          "n_attacks": n_attacks, "splits": linkability_splits(schema, view), "secrets": secrets})
+                          "n_attacks": n_attacks, "splits": linkability_splits(schema, view), "secrets": secrets,
+                          "attacks": list(attacks), "show_queries": show_queries})
         (folder / "cases.json").write_text(json.dumps(cases), encoding="utf-8")
         subprocess.run([python, str(HERE / "anonymeter_runner.py"), str(folder)], check=True)
         answers = json.loads((folder / "anonymeter.json").read_text(encoding="utf-8"))
