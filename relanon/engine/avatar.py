@@ -32,7 +32,6 @@ from relanon.engine.private_values import (
     frequent_records,
     held_supports,
     min_count_thresholds,
-    off_rare_values,
     rare_values_missing,
     unreleasable_columns,
 )
@@ -332,7 +331,6 @@ def _avatarize(table: pd.DataFrame, columns, hooks: RunHooks, *, k, ncp, weights
                                           shifts if column in spread else None, stretched.get(column))
             if thresholds:
                 out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
-                out[column] = off_rare_values(out[column], table[column], thresholds[column], stats)
         else:
             out[column] = table[column].take(taken.get(column, chosen)).reset_index(drop=True)
     if sensitive:
@@ -375,7 +373,6 @@ def _sensitive_part(table, avatars, space, chosen, sensitive, categorical, thres
             out[column] = finished_numbers(mean, np.isnan(numbers[column][found.pulled]), statistics[column])
             if thresholds:
                 out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
-                out[column] = off_rare_values(out[column], table[column], thresholds[column], statistics[column])
     return out
 
 

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.errors import ParameterError
-from relanon.engine.columns import NUMERIC_KINDS, numeric_values, restore_numeric
+from relanon.engine.columns import NUMERIC_KINDS, numeric_values
 from relanon.engine.neighbours import cross_neighbours
 
 
@@ -376,56 +376,3 @@ def checked_facts(value_counts, extremes, types, name: str) -> tuple[dict, dict]
         if unknown:
             raise ParameterError(f"table {name!r}: {label} names columns that are not avatarized: {unknown}")
     return value_counts, extremes
-
-
-# A mixed number column of at most this many distinct values is a grid (a year, a count, a weight in pounds):
-# a mix landing on one of its values discloses nothing; an exact date or an amount in cents is one person's own.
-GRID_VALUES = 100
-
-
-def off_rare_values(avatars: pd.Series, original: pd.Series, min_count: int, stats) -> pd.Series:
-    """Mixed numbers that land on a value at least one but fewer than ``min_count`` records of ``original`` hold,
-    moved to the nearest value of the column's step that none or enough of them hold (towards the column's
-    median first): a mix of neighbours' dates that falls on the debut date of one person does not release it.
-
-    Applies to a column of more than :data:`GRID_VALUES` distinct values with a step: its time step (datetimes),
-    1 (integers) or its precision (continuous numbers written with few decimals); other columns, and a
-    column whose values are put on a support of frequent values (:func:`held_supports`), are returned as
-    they are. A batch of a larger table (the Dask engine) counts the holders in the batch.
-
-    Examples
-    --------
-    >>> from relanon.engine.columns import numeric_statistics
-    >>> people = pd.Series(list(range(0, 300, 2)) + [100] * 10, name="n")
-    >>> stats = numeric_statistics(people, "integer", 1.0, table="t")
-    >>> off_rare_values(pd.Series([4, 5, 100, 150]), people, 5, stats).tolist()
-    [5, 5, 100, 149]
-    """
-    step = {"datetime": stats.step, "integer": 1.0}.get(stats.kind)
-    if stats.kind == "continuous" and stats.decimals is not None:
-        step = 10.0 ** -stats.decimals
-    present = numeric_values(original, stats.kind)
-    present = present[~np.isnan(present)]
-    held, counts = np.unique(present, return_counts=True)
-    if min_count <= 1 or not step or stats.support is not None or len(held) <= GRID_VALUES:
-        return avatars
-    rare = held[counts < min_count]
-    values = numeric_values(avatars, stats.kind)
-    out = values.copy()
-    todo = np.flatnonzero(np.isin(values, rare))
-    inward = np.where(values >= stats.fill, -1.0, 1.0)
-    distance = 0
-    while todo.size:
-        distance += 1
-        for sign in (1.0, -1.0):
-            candidate = values[todo] + sign * inward[todo] * distance * step
-            if stats.kind == "continuous":
-                candidate = np.round(candidate, stats.decimals)
-            free = ~np.isin(candidate, rare)
-            out[todo[free]] = candidate[free]
-            todo = todo[~free]
-    if np.array_equal(out, values, equal_nan=True):
-        return avatars
-    moved = restore_numeric(out, np.isnan(out), stats)
-    return avatars.where(pd.Series(out == values, index=avatars.index), moved.set_axis(avatars.index))
-

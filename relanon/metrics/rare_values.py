@@ -7,11 +7,10 @@ records hold the same value. Its target is 0 for every column of a table release
 (a table released with ``method: keep`` or with a de-associative method publishes its records by design
 and is not measured).
 
-Mixed numbers of a column of many distinct values (a date of birth, an income in cents) are moved off the
-values fewer than ``min_count`` people hold (:func:`relanon.engine.private_values.off_rare_values`); those of
-a grid of at most a hundred values (a weight in pounds) can land on a value one person holds by chance, the
-way any number near the data would: such a cell is counted too, and the breakdown says which columns are
-mixed, so that a reviewer reads it against the chance of a coincidence (:func:`chance_share`).
+A column of many distinct values released as mixed numbers (an income in cents, a date of birth) can
+land on a value one person holds by chance, the way any number near the data would: such a cell is
+counted too, and the breakdown says which columns are mixed, so that a reviewer reads it against the
+chance of a coincidence (:func:`chance_share`).
 """
 
 from __future__ import annotations
