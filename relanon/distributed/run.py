@@ -29,6 +29,7 @@ from relanon.distributed import enrich as enrichment
 from relanon.distributed import links, read
 from relanon.distributed.blocked import BLOCK_CHILDREN, linear_sum
 from relanon.distributed.cluster import cluster, import_distributed, peak_memory, worker_peaks
+from relanon.distributed.cross_rules import obey_cross_rules_in_batches
 from relanon.distributed.rare_values import TableFacts, table_facts
 from relanon.distributed.space import finished_statistics, fit_space, merged_summaries
 from relanon.distributed.state import Released
@@ -121,6 +122,9 @@ def run(client, schema: Schema, data, out, work, *, batch_size: int | None = Non
                                block_size or BLOCK_CHILDREN, report)
         _anchor(client, schema, name, work, released, generators[3], report)
         _retire(client, schema, work, released)
+    if any(fk.rules for table in schema for fk in table.foreign_keys):
+        with report.step("rules across tables") as step:  # once every table is linked: functions recomputed
+            step.detail = "; ".join(obey_cross_rules_in_batches(client, schema, work, released))
     sensitive = policy.sensitive_choices(schema, link_reports)
     for message in sensitive:
         warnings.warn(message, policy.SensitiveChoiceWarning, stacklevel=2)
