@@ -12,6 +12,7 @@ distributed = pytest.importorskip("distributed")
 
 from shop_and_league import shop_and_league  # noqa: E402
 
+from relanon.common.progress import Progress  # noqa: E402
 from relanon.distributed import anonymize_dataset  # noqa: E402
 from relanon.metrics.scenarios import evaluate  # noqa: E402
 from relanon.multitable.pipeline import anonymize  # noqa: E402
@@ -45,6 +46,15 @@ def _parts(schema, database, folder, n_parts: int = 2):
     return folder
 
 
+def test_gather_counted_reports_each_finished_task_and_keeps_the_order(one_worker):
+    from relanon.distributed.cluster import gather_counted
+
+    calls = []
+    futures = [one_worker.submit(pow, i, 2, pure=False) for i in range(5)]
+    assert gather_counted(one_worker, futures, lambda done, total: calls.append((done, total)), 3, 8) == [0, 1, 4, 9, 16]
+    assert calls == [(4, 8), (5, 8), (6, 8), (7, 8), (8, 8)]
+
+
 def _declared(schema) -> list:
     return [(table.name, fk, rule) for table in schema for fk in table.foreign_keys for rule in fk.rules]
 
@@ -66,7 +76,7 @@ def test_one_batch_of_the_dask_engine_obeys_the_rules_as_the_local_engine(shop, 
 
 
 @pytest.mark.slow
-def test_every_rule_holds_in_a_release_of_several_batches(shop, one_worker, tmp_path):
+def test_every_rule_holds_in_a_release_of_several_batches(shop, one_worker, tmp_path, capsys):
     schema, database = shop
     spec = schema.to_dict()  # the Dask engine anchors tables of one batch only: the seasons are kept within by the rule
     for fk in spec["tables"]["seasons"]["foreign_keys"]:
@@ -75,9 +85,14 @@ def test_every_rule_holds_in_a_release_of_several_batches(shop, one_worker, tmp_
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = anonymize_dataset(schema, _parts(schema, database, tmp_path / "parts", 3), tmp_path / "out",
-                                   client=one_worker, batch_size=100, random_state=SEED, progress=False)
+                                   client=one_worker, batch_size=100, block_size=200, random_state=SEED,
+                                   progress=Progress(bars=True))
     several = {name for name, state in result.state.items() if state.n_batches > 1}
     assert {"invoices", "lines", "seasons"} <= several
+    # the bar of a link between batches moves by the blocks and repair groups solved, then leaves its line
+    shown = capsys.readouterr().err
+    assert "link lines.invoice_id -> invoices (linear_sum): " in shown and " groups [" in shown
+    assert "rules across tables (" in shown
     released = {table.name: pd.read_parquet(tmp_path / "out" / table.source_name) for table in schema}
     for name, fk, rule in _declared(schema):
         key = schema[fk.references].primary_key
