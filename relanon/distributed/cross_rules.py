@@ -37,9 +37,17 @@ KEY, VALUE = "__key", "__value"
 PARENT = "__parent::"  # a parent's column, joined to its children
 
 
-def obey_cross_rules_in_batches(client, schema: Schema, work, released: dict[str, Released]) -> list[str]:
-    """Make the released rows in ``work`` obey every rule across tables of ``schema``; one line per rule applied."""
+def obey_cross_rules_in_batches(client, schema: Schema, work, released: dict[str, Released], progress=None) -> list[str]:
+    """Make the released rows in ``work`` obey every rule across tables of ``schema``; one line per rule applied.
+
+    ``progress(done, total)`` is called as each link's copies and bounds, or each sum or count, is applied."""
     order = topological_order(schema)
+    report = progress or (lambda done, total: None)
+    total = sum(1 for table in schema for fk in table.foreign_keys
+                for rule in fk.rules if rule.kind in ("sum", "count") and made(schema, fk.references))
+    total += sum(1 for table in schema for fk in table.foreign_keys
+                 if made(schema, table.name) and any(rule.kind in ("copy", "within") for rule in fk.rules))
+    steps = 0
     done = []
     for name in order:  # copies and bounds: a parent's values are final before its children take them
         for fk in schema[name].foreign_keys:
@@ -47,12 +55,16 @@ def obey_cross_rules_in_batches(client, schema: Schema, work, released: dict[str
             if rules and made(schema, name):
                 _from_parents(client, schema, work, released, name, fk, rules)
                 done += [f"{name}.{fk.column} -> {fk.references}: {rule}" for rule in rules]
+                steps += 1
+                report(steps, total)
     for name in reversed(order):  # aggregates: the children's values are final before their parent sums them
         for fk in schema[name].foreign_keys:
             for rule in fk.rules:
                 if rule.kind in ("sum", "count") and made(schema, fk.references):
                     _totals_to_parents(client, schema, work, released, name, fk, rule)
                     done.append(f"{name}.{fk.column} -> {fk.references}: {rule}")
+                    steps += 1
+                    report(steps, total)
     return done
 
 

@@ -126,8 +126,8 @@ def run(client, schema: Schema, data, out, work, *, batch_size: int | None = Non
         _anchor(client, schema, name, work, released, generators[3], report)
         _retire(client, schema, work, released)
     if any(fk.rules for table in schema for fk in table.foreign_keys):
-        with report.step("rules across tables") as step:  # once every table is linked: functions recomputed
-            step.detail = "; ".join(obey_cross_rules_in_batches(client, schema, work, released))
+        with report.step("rules across tables", unit="rules") as step:  # once every table is linked
+            step.detail = "; ".join(obey_cross_rules_in_batches(client, schema, work, released, step))
     sensitive = policy.sensitive_choices(schema, link_reports)
     for message in sensitive:
         warnings.warn(message, policy.SensitiveChoiceWarning, stacklevel=2)
