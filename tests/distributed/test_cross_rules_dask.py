@@ -26,13 +26,6 @@ SEED = 1
 
 
 @pytest.fixture(scope="module")
-def one_worker():
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
 def shop():
     database = shop_and_league()
     return propose_schema(database).schema, database  # init's defaults: copy, sum, count and within rules
