@@ -195,8 +195,8 @@ def _avatar_table(client, schema, name, tables, released, work, generators, repo
     else:
         avatar_rngs, key_rngs = [generators[0]], [generators[1]]
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    with report.step(f"{name}: avatarize") as step:
-        done = batches_out.avatarize_batches(client, job, work, offsets, avatar_rngs, key_rngs)
+    with report.step(f"{name}: avatarize", unit="batches") as step:
+        done = batches_out.avatarize_batches(client, job, work, offsets, avatar_rngs, key_rngs, progress=step)
         ncp = next((d["ncp"] for d in done if d["ncp"] is not None), None)
         step.detail = f"k={k}, {len(spec.types)} columns" if k is not None else "nothing to avatarize"
         everywhere, somewhere = rules_of_batches([d.get("rules", ()) for d in done])

@@ -241,7 +241,7 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
     n = len(frame)
     k = ncp = None
     generalized = ()
-    with report.step(f"{table.name}: avatarize") as step:
+    with report.step(f"{table.name}: avatarize", unit="stages") as step:
         if n == 0 or not types:
             avatars, pairing = enriched, rng_avatar.permutation(n)
             avatars = enriched.iloc[pairing].reset_index(drop=True)
@@ -253,7 +253,8 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
             rules = dict(settings.small_groups)
             holders = rules.pop("combination_holders")
             result = avatarize_in_run(
-                enriched, types, RunHooks(drawn=tuple(counts), groups=parent_groups(schema, table.name, frame), **rules),
+                enriched, types, RunHooks(drawn=tuple(counts), groups=parent_groups(schema, table.name, frame), progress=step,
+                                  **rules),
                 k=k, ncp=table.anonymize.ncp, weights=weights, random_state=rng_avatar, name=table.name,
                 min_counts=settings.min_counts, sensitive=list(settings.sensitive), combination_holders=holders,
             )
