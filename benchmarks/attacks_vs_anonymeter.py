@@ -123,17 +123,24 @@ def run(schema, database, *, seed: int, n_predicates: int, n_attacks: int, prepa
 def attack_views(schema, split, release, *, seed: int, n_attacks: int, n_predicates: int):
     """relanon's attacks on every view of the individual tables of ``release`` (made from ``split.training``),
     and per view the frames anonymeter reads: release, training and control people, types, view."""
-    attacks, frames = [], {}
+    attacks, frames = [], view_frames(schema, split, release)
+    for release_frame, training, control, _, view in frames.values():
+        rng = np.random.default_rng([seed, len(attacks)])
+        attacks += attack_view(schema, view, control, release_frame, rng, n_attacks=n_attacks,
+                               n_predicates=n_predicates)
+    return attacks, frames
+
+
+def view_frames(schema, split, release) -> dict:
+    """Per view of the individual tables: the released, training and control frames, the types, the view."""
+    frames = {}
     for name in split.control:
         held = {v.name: v for v in views(schema, split.control[name], name)}
         released = {v.name: v for v in views(schema, release, name)}
         for view in views(schema, split.training, name):
             control = held[view.name].frame.iloc[split.control_rows[name]].reset_index(drop=True)
-            rng = np.random.default_rng([seed, len(attacks)])
-            attacks += attack_view(schema, view, control, released[view.name].frame, rng, n_attacks=n_attacks,
-                                   n_predicates=n_predicates)
             frames[view.name] = (released[view.name].frame, view.frame, control, view.types, view)
-    return attacks, frames
+    return frames
 
 
 def show(attacks, theirs=None) -> None:
