@@ -19,9 +19,10 @@ training part anonymized with relanon at default settings:
 For every view, relanon's attacks run in this process; anonymeter (installed in a virtual
 environment of its own, see tests/golden/make_anonymeter_golden.py) runs on the same frames
 through benchmarks/anonymeter_runner.py. Both print the risk and its 95 % interval. They differ by
-design in two places: singling out compares the groups against the whole population with an exact
-size correction in relanon, a fitted extrapolation in anonymeter; anonymeter's distance gives NaN
-for a missing number, relanon's counts it as 1.
+design in two places: singling out compares its success on training with the exact chance of that
+success under a random split in relanon, with the control group's success brought to the training
+group's size by a fitted curve in anonymeter (benchmarks/singling_out_multivariate.py measures the
+difference); anonymeter's distance gives NaN for a missing number, relanon's counts it as 1.
 
 ``--remedies`` measures, on the long-tailed table, what keeping rare values out of the release
 would do to the risks and to the signal (Hellinger distance, mean over columns and the town's),

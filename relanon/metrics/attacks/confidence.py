@@ -130,6 +130,22 @@ def success_rate(n_success: float, n_attacks: int, confidence: float = CONFIDENC
                        int(n_attacks))
 
 
+def expected_rate(n_expected: float, n_attacks: int, confidence: float = CONFIDENCE, *,
+                  design_effect: float = 1.0) -> SuccessRate:
+    """A success rate known exactly rather than counted: the expected successes of a model with no
+    unknown part (singling out's chance of success under a random split). Same point estimate as
+    :func:`success_rate` for as many successes, so that equal rates give a risk of 0, and no error.
+
+    Examples
+    --------
+    >>> rate = expected_rate(40.5, 200)
+    >>> rate.value == success_rate(40.5, 200).value, rate.error, rate.low == rate.high == rate.value
+    (True, 0.0, True)
+    """
+    counted = success_rate(n_expected, n_attacks, confidence, design_effect=design_effect)
+    return counted._replace(error=0.0, low=counted.value, high=counted.value) if n_attacks else counted
+
+
 def residual_risk(main: SuccessRate, control: SuccessRate, *, confidence: float = CONFIDENCE) -> Risk:
     """The risk ``(main - control) / (1 - control)`` with its propagated error, bounded to [0, 1].
 

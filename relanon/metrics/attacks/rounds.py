@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from relanon.common.errors import ParameterError
-from relanon.metrics.attacks.confidence import success_rate
+from relanon.metrics.attacks.confidence import expected_rate, success_rate
 from relanon.metrics.attacks.results import RISK_TARGET, SINGLING_OUT, AttackResult, attack_result, computed_notes
 from relanon.metrics.attacks.singling_out import few_predicates
 
@@ -82,7 +82,7 @@ def rounds_wanted(attacks: Sequence[AttackResult], rounds: int) -> int:
 
     Examples
     --------
-    >>> from relanon.metrics.attacks.confidence import success_rate
+    >>> from relanon.metrics.attacks.confidence import expected_rate, success_rate
     >>> from relanon.metrics.attacks.results import LINKABILITY, attack_result
     >>> settled = attack_result(LINKABILITY, "a | b", success_rate(0, 5000), success_rate(0, 5000), success_rate(0, 5000))
     >>> rounds_wanted([settled], 1)
@@ -105,7 +105,7 @@ def pooled(results: Sequence[AttackResult]) -> AttackResult:
 
     Examples
     --------
-    >>> from relanon.metrics.attacks.confidence import success_rate
+    >>> from relanon.metrics.attacks.confidence import expected_rate, success_rate
     >>> from relanon.metrics.attacks.results import LINKABILITY, attack_result
     >>> def linked(hits, control_hits):
     ...     rates = success_rate(hits, 100), success_rate(control_hits, 100), success_rate(0, 100)
@@ -159,7 +159,7 @@ def _singling_out(results: Sequence[AttackResult], confidence: float):
     deff = (sum(w * float(r.details["design_effect"]) for w, r in zip(weights, results, strict=True)) / sum(weights)
             if sum(weights) else 1.0)
     main = success_rate(training, n, confidence, design_effect=deff)
-    control_rate = success_rate(expected, n, confidence, design_effect=deff)
+    control_rate = expected_rate(expected, n, confidence, design_effect=deff)
     by_columns = Counter()
     for r in results:
         by_columns.update(r.details.get("succeeding_by_columns", {}))

@@ -27,8 +27,9 @@ is small, that extrapolation leaves risks of 0.05 or more on releases that know 
 docs/guide/attacks.md.) The risk ``(main - control) / (1 - control)`` is then 1 on a copy of the
 training people, and about 0 on a release independent of them.
 
-The control rate is given the error of a success rate with as many successes, although it is an
-expectation: the interval is conservative (wider than the scatter of the risk over splits).
+The control rate has no error: given the predicates and the people, it is exact. The risk's
+interval is the success's on training (Wilson, with Kish's design effect for predicates isolating
+the same person), wider than the scatter of the risk over random splits: cautious.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from scipy.stats import hypergeom
 
 from relanon.common.options import check_integer, check_option
 from relanon.metrics.attacks.coding import CodedFrames, code_frames
-from relanon.metrics.attacks.confidence import CONFIDENCE, success_rate
+from relanon.metrics.attacks.confidence import CONFIDENCE, expected_rate, success_rate
 from relanon.metrics.attacks.results import SINGLING_OUT, AttackResult, attack_result
 
 UNIVARIATE, MULTIVARIATE = "univariate", "multivariate"
@@ -131,7 +132,7 @@ def singling_out_coded(coded: CodedFrames, *, mode: str = MULTIVARIATE, n_attack
     return attack_result(
         SINGLING_OUT, mode if mode == UNIVARIATE else f"{mode} ({width} columns)",
         success_rate(int(succeeded.sum()), n, confidence, design_effect=deff),
-        success_rate(float(expected.sum()), n, confidence, design_effect=deff),
+        expected_rate(float(expected.sum()), n, confidence, design_effect=deff),
         success_rate(n_baseline, len(baseline[0]), confidence),
         evidence=texts[:SHOWN_PREDICATES], notes=notes, confidence=confidence,
         details={
@@ -319,11 +320,10 @@ def design_effect(training: np.ndarray, control: np.ndarray, predicates: tuple, 
     """Kish's design effect of predicates that single out the same person: ``sum(m**2) / sum(m)``.
 
     Predicates isolating one person succeed or fail together (on training if she is a training
-    person, on control otherwise), so ``m`` of them count as much as one trial weighted ``m``. The
-    rates' intervals are those of ``n / deff`` independent predicates (1 when no two predicates
-    isolate the same person). Measured on 40 populations with releases independent of the
-    training people, the multivariate risk divided by its error has a standard deviation of 1.54
-    with independent trials, 1.0 or so with this correction.
+    person, not if she is a control person), so ``m`` of them count as much as one trial weighted
+    ``m``. The rates' intervals are those of ``n / deff`` independent predicates (1 when no two
+    predicates isolate the same person). ``benchmarks/rounds_calibration.py`` measures the
+    intervals on releases that know nobody.
     """
     people = np.concatenate([matched_rows(training, _subset(predicates, succeeded)),
                              len(training) + matched_rows(control, _subset(predicates, control_succeeded))])
