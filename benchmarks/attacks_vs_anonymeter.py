@@ -125,7 +125,7 @@ def attack_views(schema, split, release, *, seed: int, n_attacks: int, n_predica
     """relanon's attacks on every view of the individual tables of ``release`` (made from ``split.training``),
     and per view the frames anonymeter reads: release, training and control people, types, view."""
     attacks, frames = [], view_frames(schema, split, release)
-    for release_frame, training, control, _, view in frames.values():
+    for release_frame, _, control, _, view in frames.values():
         rng = np.random.default_rng([seed, len(attacks)])
         attacks += attack_view(schema, view, control, release_frame, rng, n_attacks=n_attacks,
                                n_predicates=n_predicates)

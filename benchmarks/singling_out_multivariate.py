@@ -79,8 +79,8 @@ def anonymized_frames(args) -> dict:
     frames = {name: (r, t, c, types) for name, (r, t, c, types, _) in view_frames(schema, split, release).items()}
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
-        for i, (name, parts) in enumerate(frames.items()):
-            for part, frame in zip(PARTS, parts[:3]):
+        for i, parts in enumerate(frames.values()):
+            for part, frame in zip(PARTS, parts[:3], strict=True):
                 frame.to_parquet(folder / f"{i}.{part}.parquet", index=False)
         (folder / "views.json").write_text(json.dumps({n: f[3] for n, f in frames.items()}), encoding="utf-8")
     return frames
@@ -99,8 +99,8 @@ def anonymeter_multivariate(python: str, cases: dict, *, seed: int, n_predicates
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
         listed = []
-        for i, (name, (release, training, control, types)) in enumerate(cases.items()):
-            for part, frame in zip(PARTS, (release, training, control)):
+        for i, (release, training, control, types) in enumerate(cases.values()):
+            for part, frame in zip(PARTS, (release, training, control), strict=True):
                 _for_anonymeter(frame, types).to_parquet(folder / f"case{i}.{part}.parquet", index=False)
             listed.append({"name": f"case{i}", "seed": seed, "n_predicates": n_predicates, "n_attacks": n_predicates,
                            "singling_out": ["multivariate"], "splits": [], "secrets": []})
