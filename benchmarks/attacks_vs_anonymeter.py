@@ -195,7 +195,10 @@ def anonymeter_figures(python: str, frames: dict, schema, *, seed: int, n_predic
 
 
 def _for_anonymeter(frame: pd.DataFrame, types: dict) -> pd.DataFrame:
-    """Numbers as numbers (dates in seconds), every other column as text: anonymeter types by dtype."""
+    """Numbers as numbers (dates in seconds), every other column as text: anonymeter types by dtype.
+
+    A category's value is written as relanon compares it: a whole number as such (a view's most frequent
+    year is 1934.0 in one frame and 1934 in another; as text they would never be equal)."""
     out = {}
     for column, kind in types.items():
         values = frame[column]
@@ -204,8 +207,16 @@ def _for_anonymeter(frame: pd.DataFrame, types: dict) -> pd.DataFrame:
         elif kind in ("continuous", "integer"):
             out[column] = pd.to_numeric(values).astype("float64")
         else:
-            out[column] = values.astype(object).where(values.notna(), None).map(lambda v: None if v is None else str(v))
+            out[column] = values.astype(object).where(values.notna(), None).map(_as_text)
     return pd.DataFrame(out)
+
+
+def _as_text(value):
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 # --------------------------------------------------------------------------- remedies (long tail)
