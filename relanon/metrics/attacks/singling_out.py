@@ -22,10 +22,10 @@ with the hypergeometric chance ``P(exactly 1 of the k is a training person)``: `
 rate is the mean of these chances over the predicates: the training success expected without
 memorization, exact given the predicates and the people, with no model fitted. (anonymeter
 counts the predicates isolating a control person among the control people alone, then brings
-that count to the training group's size by extrapolating a fitted curve; where the control group
-is small, that extrapolation leaves risks of 0.05 or more on releases that know nobody:
-docs/guide/attacks.md.) The risk ``(main - control) / (1 - control)`` is then 1 on a copy of the
-training people, and about 0 on a release independent of them.
+that count to the training group's size by extrapolating a fitted curve, which leaves risks of
+0.08 to 0.19 on releases that know nobody with an 80 / 20 split: docs/guide/attacks.md.) The
+risk ``(main - control) / (1 - control)`` is then 1 on a copy of the training people, and about 0
+on a release independent of them.
 
 The control rate has no error: given the predicates and the people, it is exact. The risk's
 interval is the success's on training (Wilson, with Kish's design effect for predicates isolating
