@@ -35,7 +35,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from relanon.common.binning import fit_bins
+from relanon.common.binning import RowBins
 from relanon.common.link_binning import binned_numbers
 from relanon.engine.columns import NUMERIC_KINDS, numeric_values
 from relanon.metrics.base import HIGHER, Metric
@@ -46,7 +46,6 @@ from relanon.schema.model import Schema
 
 LINK_FIDELITY_TARGET = 0.85
 NOT_APPLICABLE = "not applicable"
-UNORDERED = -1  # labels of a column that cannot be sorted (:class:`_Column`)
 
 DESCRIPTION = (
     "Mean over every (child column, parent column) pair, after joining each child to its parent, of "
@@ -173,7 +172,7 @@ class _JoinColumns:
             codes[key] = column.codes(original_rows, released_rows)
             if column.numbers is not None:
                 numbers[key] = (_rows(column.numbers[0], original_rows), _rows(column.numbers[1], released_rows))
-        single = {key: np.unique(np.concatenate([o, r])).size <= 1 for key, (o, r) in codes.items()}
+        single = {key: _one_code(o, r) for key, (o, r) in codes.items()}
         for c in self.child:
             for p in self.parent:
                 name = f"{c} ~ {p}"
@@ -278,51 +277,30 @@ def _joint_shares(a: np.ndarray, b: np.ndarray, width: int) -> tuple[np.ndarray,
     return cells, counts.astype(np.float64) / max(len(a), 1)
 
 
+def _one_code(original: np.ndarray, released: np.ndarray) -> bool:
+    """Whether two arrays of codes hold one code at most between them."""
+    both = np.concatenate([original, released])
+    return both.size == 0 or both.min() == both.max()
+
+
 def _rows(values: np.ndarray, rows) -> np.ndarray:
     return values if rows is None else values[rows]
 
 
 class _Column(NamedTuple):
-    """One column of both joins (:class:`_JoinColumns`): what is binned (floats, or the codes of the values
-    in the bins of the whole original column, ``labels`` of them), and for numbers the floats correlated."""
+    """One column of both joins (:class:`_JoinColumns`): its bins (:class:`relanon.common.binning.RowBins`,
+    the bins of :func:`relanon.common.link_binning.bin_codes`), and for numbers the floats correlated."""
 
-    original: np.ndarray
-    released: np.ndarray
-    labels: int | None  # None: numbers, binned on the rows compared; UNORDERED: labels, binned so too
+    bins: RowBins
     numbers: tuple | None
 
     def codes(self, original_rows, released_rows):
-        """Bin codes of the rows compared, bins fitted on the original rows (:func:`relanon.common.link_binning.bin_codes`)."""
-        o, r = _rows(self.original, original_rows), _rows(self.released, released_rows)
-        if self.labels is None:
-            bins = fit_bins(o, numeric=True)
-            return bins.codes(o), bins.codes(r)
-        if self.labels == UNORDERED:
-            bins = fit_bins(o, numeric=False)
-            return bins.codes(o), bins.codes(r)
-        if original_rows is None:
-            return o, r
-        # the values the original rows hold, in the order of the whole column's bins (a sorted subset):
-        # a bin each, then "other" (a value they do not hold), then "missing"
-        held = np.flatnonzero(np.bincount(o, minlength=self.labels + 2)[:self.labels])
-        return _recoded(o, held, self.labels), _recoded(r, held, self.labels)
-
-
-def _recoded(codes: np.ndarray, held: np.ndarray, labels: int) -> np.ndarray:
-    found = np.minimum(np.searchsorted(held, codes), max(len(held) - 1, 0))
-    hit = held[found] == codes if len(held) else np.zeros(len(codes), dtype=bool)
-    out = np.where(hit, found, len(held))
-    out[codes == labels + 1] = len(held) + 1
-    return out
+        """Bin codes of the rows compared, bins fitted on the original rows."""
+        return self.bins.codes(original_rows, released_rows)[:2]
 
 
 def _column(original: pd.Series, released: pd.Series, kind: str) -> _Column:
     if kind in NUMERIC_KINDS:
-        numbers = (numeric_values(original, kind), numeric_values(released, kind))
-        return _Column(binned_numbers(original, kind), binned_numbers(released, kind), None, numbers)
-    o, r = original.astype(object), released.astype(object)
-    bins = fit_bins(o, numeric=False)
-    if bins.values.is_monotonic_increasing:  # sorted: the bins of any rows are a subset, in the same order
-        return _Column(bins.codes(o), bins.codes(r), len(bins.values), None)
-    # labels that cannot be ordered keep their order of appearance, which differs from rows to rows
-    return _Column(o.to_numpy(), r.to_numpy(), UNORDERED, None)
+        return _Column(RowBins(binned_numbers(original, kind), binned_numbers(released, kind), numeric=True),
+                       (numeric_values(original, kind), numeric_values(released, kind)))
+    return _Column(RowBins(original.astype(object), released.astype(object), numeric=False), None)
