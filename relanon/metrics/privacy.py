@@ -82,7 +82,7 @@ def closer_avatar_counts(original_coords, avatar_coords, pairing, *, rows=None) 
     return _closer_and_tied(original_coords, avatar_coords, pairing, rows)[0]
 
 
-def _closer_and_tied(original_coords, avatar_coords, pairing, rows) -> tuple[np.ndarray, np.ndarray]:
+def _closer_and_tied(original_coords, avatar_coords, pairing, rows, progress=None) -> tuple[np.ndarray, np.ndarray]:
     """Avatars strictly closer to each original than its own, and avatars as close as its own (itself included)."""
     original_coords = np.asarray(original_coords, dtype=np.float64)
     avatar_coords = np.asarray(avatar_coords, dtype=np.float64)
@@ -90,7 +90,7 @@ def _closer_and_tied(original_coords, avatar_coords, pairing, rows) -> tuple[np.
     own = avatar_coords[_avatar_of(pairing, len(original_coords), len(avatar_coords))[rows]]
     queries = original_coords[rows]
     distances = np.sqrt(((queries - own) ** 2).sum(axis=1))
-    closer, tied = count_closer_and_tied(avatar_coords, queries, distances)
+    closer, tied = count_closer_and_tied(avatar_coords, queries, distances, progress=progress)
     return closer, np.maximum(tied, 1)  # its own avatar ties with itself, whatever the last bits say
 
 
@@ -155,12 +155,12 @@ def _local_cloaking(closer: np.ndarray, tied: np.ndarray) -> Metric:
     )
 
 
-def _closest_original_distances(original_coords, avatar_coords, rows) -> tuple[np.ndarray, float]:
+def _closest_original_distances(original_coords, avatar_coords, rows, progress=None) -> tuple[np.ndarray, float]:
     """Each avatar's distances to its two closest originals, and the distance under which they are a tie."""
     original_coords = np.asarray(original_coords, dtype=np.float64)
     avatar_coords = np.asarray(avatar_coords, dtype=np.float64)
     queries = avatar_coords[_rows(rows, len(avatar_coords))]
-    distances = cross_neighbours(original_coords, queries, min(2, len(original_coords))).distances
+    distances = cross_neighbours(original_coords, queries, min(2, len(original_coords)), progress=progress).distances
     return distances, tie_tolerance(original_coords, queries)
 
 
@@ -419,7 +419,7 @@ def _smape(truth: np.ndarray, guess: np.ndarray) -> float:
 
 def privacy(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, pairing=None, ncp=None, weights=None,
             sample_size: int = DEFAULT_SAMPLE_SIZE, random_state=None, known=None, sensitive=None,
-            name: str = "table") -> list[Metric]:
+            name: str = "table", progress=None) -> list[Metric]:
     """The privacy metrics of a single table's release.
 
     Parameters
@@ -445,6 +445,9 @@ def privacy(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, pairing=N
         When both are given, the inference metrics are added (see :func:`inference`).
     name : str
         The table's name, used in error messages.
+    progress : callable, optional
+        ``progress(done, total)`` is called as the distance searches advance (the number of
+        queries answered, then one unit per remaining measure), so that a long view moves a bar.
 
     Returns
     -------
@@ -470,19 +473,45 @@ def privacy(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, pairing=N
     rng = np.random.default_rng(random_state)
     original_rows = _sample(len(original), sample_size, rng)
     avatar_rows = _sample(len(avatars), sample_size, rng)
+    # the bar's units: each search's queries (the hidden rate searches twice), then one per other measure
+    searched = 2 * len(original_rows) if pairing is not None else 0
+    total = searched + len(avatar_rows) + 2 + bool(known or sensitive)
+    report = _Report(progress, total)
     metrics = []
     if pairing is not None:
-        closer, tied = _closer_and_tied(original_coords, avatar_coords, pairing, original_rows)
+        closer, tied = _closer_and_tied(original_coords, avatar_coords, pairing, original_rows,
+                                        report.part(0, searched))
         metrics += [_hidden_rate(closer, tied), _local_cloaking(closer, tied)]
-    distances, tolerance = _closest_original_distances(original_coords, avatar_coords, avatar_rows)
+    distances, tolerance = _closest_original_distances(original_coords, avatar_coords, avatar_rows,
+                                                       report.part(searched, len(avatar_rows)))
     metrics.append(_distance_to_closest(distances, tolerance))
     if distances.shape[1] == 2:
         metrics.append(_closest_distances_ratio(distances, tolerance))
     metrics.append(row_direct_match_protection(original, avatars, types))
+    report(searched + len(avatar_rows) + 1)
     metrics.append(column_direct_match_protection(original, avatars, types))
+    report(searched + len(avatar_rows) + 2)
     if known or sensitive:
         metrics += inference(original, avatars, types, known=known, sensitive=sensitive, ncp=ncp, rows=original_rows)
+    report(total)
     return metrics
+
+
+class _Report:
+    """Calls ``progress(done, total)``, if given; :meth:`part` makes the hook of a search whose own
+    ``(done, of)`` covers ``size`` units from ``offset``."""
+
+    def __init__(self, progress, total: int):
+        self.progress, self.total = progress, total
+
+    def __call__(self, done: int) -> None:
+        if self.progress is not None:
+            self.progress(done, self.total)
+
+    def part(self, offset: int, size: int):
+        if self.progress is None:
+            return None
+        return lambda done, of: self(offset + size * done // max(of, 1))
 
 
 def _sample(n: int, size: int, rng: np.random.Generator) -> np.ndarray:

@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.errors import DataError, ParameterError, Problem
-from relanon.engine.column_rules import find_rules
 from relanon.engine.columns import NUMERIC_KINDS, numeric_values
 from relanon.engine.deassociate import anatomize, bucketize
+from relanon.engine.rule_finding import find_rules
 from relanon.engine.small_groups import COMBINATION_HOLDERS
 from relanon.multitable.results import TableRelease
 from relanon.schema.graph import about_people, child_links, parent_links
@@ -251,7 +251,7 @@ def enrichment_names(schema: Schema, name: str) -> dict[tuple[str, ...], str]:
 
 def table_rules(table: Table, frame: pd.DataFrame, types) -> tuple:
     """The rules between the table's own released columns that its original rows obey
-    (:func:`relanon.engine.column_rules.find_rules`), none when the schema sets ``column_rules: false``."""
+    (:func:`relanon.engine.rule_finding.find_rules`), none when the schema sets ``column_rules: false``."""
     if not table.anonymize.column_rules:
         return ()
     own = {c.name: c.type for c in table.released_columns if c.name in types and c.name in frame.columns}

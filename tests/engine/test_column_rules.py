@@ -1,4 +1,5 @@
-"""Rules between columns (relanon.engine.column_rules): found only where they hold, obeyed by every released row."""
+"""Rules between columns (relanon.engine.rule_finding, relanon.engine.column_rules): found only where they hold,
+obeyed by every released row."""
 
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ from relanon.engine.column_rules import (
     DatePart,
     LinearRule,
     broken_rows,
-    find_rules,
     month_days,
     obey_rules,
 )
+from relanon.engine.rule_finding import find_rules
 from relanon.multitable.release import release_notes
 from relanon.schema.model import load_schema
 

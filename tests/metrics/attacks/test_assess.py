@@ -12,11 +12,12 @@ from relanon.audit import audit_database
 from relanon.cli import main
 from relanon.common.errors import ParameterError
 from relanon.metrics.attacks import assess
-from relanon.metrics.attacks.assessment import DEFAULT_HOLDOUT, linkability_splits, secret_columns
+from relanon.metrics.attacks.assessment import DEFAULT_HOLDOUT
 from relanon.metrics.attacks.distances import reference_distances
 from relanon.metrics.attacks.holdout import split_database
 from relanon.metrics.attacks.inference import inference
 from relanon.metrics.attacks.results import STATES
+from relanon.metrics.attacks.view_attacks import linkability_splits, secret_columns
 from relanon.multitable.views import views
 from relanon.present.audit import audit_text
 from relanon.schema.validation import check_database
