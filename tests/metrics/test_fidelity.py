@@ -385,7 +385,7 @@ def test_the_same_release_gets_the_same_figures_from_every_command():
     from relanon import anonymize, datasets
     from relanon.metrics.scenarios import evaluate
 
-    schema, database = datasets.hospital(scale=0.05, seed=1)
+    schema, database = datasets.hospital(scale=0.03, seed=1)
     result = anonymize(schema, database, random_state=3, progress=False)
     run = evaluate(schema, database, result.tables, result, progress=False)  # relanon anonymize / demo
     again = evaluate(schema, database, result.tables, result, progress=False)
