@@ -2,8 +2,11 @@
 
     /tmp/anonymeter-venv/bin/python benchmarks/anonymeter_runner.py FOLDER
 
-FOLDER holds ``cases.json`` (written by attacks_vs_anonymeter.py) and, per view, the release, the
-training people and the control people as Parquet files. The answers go to ``anonymeter.json``.
+FOLDER holds ``cases.json`` (written by attacks_vs_anonymeter.py or singling_out_multivariate.py) and, per view, the release, the
+training people and the control people as Parquet files. A case runs both singling-out modes unless it names
+them (``singling_out``), a linkability attack per column split and an inference attack per secret; a case
+naming ``attacks`` runs only those, and one giving ``show_queries`` prints its first succeeding predicates.
+The answers go to ``anonymeter.json``.
 Only pandas, numpy and anonymeter are imported: this file must not import relanon.
 """
 
@@ -26,7 +29,8 @@ def figures(evaluator) -> dict:
         "main": float(results.attack_rate.value), "control": float(results.control_rate.value),
         "baseline": float(results.baseline_rate.value),
         "risk": float(risk.value), "low": float(risk.ci[0]), "high": float(risk.ci[1]),
-        "n_attacks": int(results.n_attacks_ori),
+        "n_attacks": int(results.n_attacks_ori), "n_success": float(results.n_success),
+        "n_control": float(results.n_control),
     }
 
 
@@ -34,18 +38,26 @@ def run(folder: Path, case: dict) -> list[dict]:
     release, training, control = (pd.read_parquet(folder / f"{case['name']}.{part}.parquet")
                                   for part in ("release", "training", "control"))
     out = []
-    for mode in ("univariate", "multivariate"):
+    attacks = case.get("attacks", ("singling_out", "linkability", "inference"))
+    for mode in case.get("singling_out", ("univariate", "multivariate")) if "singling_out" in attacks else ():
         # the same cap on attempts as relanon's (anonymeter's default, 10 million, runs for hours on small tables)
         evaluator = SinglingOutEvaluator(ori=training, syn=release, control=control, n_attacks=case["n_predicates"],
                                          n_cols=3, seed=case["seed"], max_attempts=100 * case["n_predicates"],
                                          ).evaluate(mode=mode)
         out.append({"attack": "singling_out", "target": mode, **figures(evaluator)})
+        shown = evaluator.queries()[:case.get("show_queries", 0)]
+        if shown:
+            print(f"anonymeter {case['view']} singling out ({mode}), predicates that single out a training person "
+                  f"({len(evaluator.queries())}; the first {len(shown)}):" + "".join(f"\n    {q}" for q in shown),
+                  file=sys.stderr, flush=True)
+    if "linkability" not in attacks:
+        return out
     n_link = min(case["n_attacks"], len(training), len(control))  # anonymeter samples as many controls
     for first, second in case["splits"]:
         evaluator = LinkabilityEvaluator(ori=training, syn=release, control=control, aux_cols=(first, second),
                                          n_attacks=n_link).evaluate(n_jobs=1)
         out.append({"attack": "linkability", "target": f"{', '.join(first)} | {', '.join(second)}", **figures(evaluator)})
-    for secret, regression in case["secrets"]:
+    for secret, regression in case["secrets"] if "inference" in attacks else ():
         known = [c for c in training.columns if c != secret]
         evaluator = InferenceEvaluator(ori=training, syn=release, control=control, aux_cols=known, secret=secret,
                                        regression=regression, n_attacks=case["n_attacks"]).evaluate(n_jobs=1)

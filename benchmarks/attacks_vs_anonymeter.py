@@ -19,9 +19,10 @@ training part anonymized with relanon at default settings:
 For every view, relanon's attacks run in this process; anonymeter (installed in a virtual
 environment of its own, see tests/golden/make_anonymeter_golden.py) runs on the same frames
 through benchmarks/anonymeter_runner.py. Both print the risk and its 95 % interval. They differ by
-design in two places: singling out compares the groups against the whole population with an exact
-size correction in relanon, a fitted extrapolation in anonymeter; anonymeter's distance gives NaN
-for a missing number, relanon's counts it as 1.
+design in two places: singling out compares its success on training with the exact chance of that
+success under a random split in relanon, with the control group's success brought to the training
+group's size by a fitted curve in anonymeter (benchmarks/singling_out_multivariate.py measures the
+difference); anonymeter's distance gives NaN for a missing number, relanon's counts it as 1.
 
 ``--remedies`` measures, on the long-tailed table, what keeping rare values out of the release
 would do to the risks and to the signal (Hellinger distance, mean over columns and the town's),
@@ -123,17 +124,24 @@ def run(schema, database, *, seed: int, n_predicates: int, n_attacks: int, prepa
 def attack_views(schema, split, release, *, seed: int, n_attacks: int, n_predicates: int):
     """relanon's attacks on every view of the individual tables of ``release`` (made from ``split.training``),
     and per view the frames anonymeter reads: release, training and control people, types, view."""
-    attacks, frames = [], {}
+    attacks, frames = [], view_frames(schema, split, release)
+    for release_frame, _, control, _, view in frames.values():
+        rng = np.random.default_rng([seed, len(attacks)])
+        attacks += attack_view(schema, view, control, release_frame, rng, n_attacks=n_attacks,
+                               n_predicates=n_predicates)
+    return attacks, frames
+
+
+def view_frames(schema, split, release) -> dict:
+    """Per view of the individual tables: the released, training and control frames, the types, the view."""
+    frames = {}
     for name in split.control:
         held = {v.name: v for v in views(schema, split.control[name], name)}
         released = {v.name: v for v in views(schema, release, name)}
         for view in views(schema, split.training, name):
             control = held[view.name].frame.iloc[split.control_rows[name]].reset_index(drop=True)
-            rng = np.random.default_rng([seed, len(attacks)])
-            attacks += attack_view(schema, view, control, released[view.name].frame, rng, n_attacks=n_attacks,
-                                   n_predicates=n_predicates)
             frames[view.name] = (released[view.name].frame, view.frame, control, view.types, view)
-    return attacks, frames
+    return frames
 
 
 def show(attacks, theirs=None) -> None:
@@ -160,8 +168,10 @@ def succeeding(attacks) -> None:
 # --------------------------------------------------------------------------- anonymeter
 
 
-def anonymeter_figures(python: str, frames: dict, schema, *, seed: int, n_predicates: int, n_attacks: int) -> dict:
-    """anonymeter's risks on the same frames, keyed by (view, attack, target)."""
+def anonymeter_figures(python: str, frames: dict, schema, *, seed: int, n_predicates: int, n_attacks: int,
+                       attacks=("singling_out", "linkability", "inference"), show_queries: int = 0) -> dict:
+    """anonymeter's risks on the same frames, keyed by (view, attack, target): the ``attacks`` named; with
+    ``show_queries``, the first predicates of singling-out that succeed are printed."""
     from relanon.metrics.attacks.view_attacks import linkability_splits
 
     with tempfile.TemporaryDirectory() as folder:
@@ -173,7 +183,8 @@ def anonymeter_figures(python: str, frames: dict, schema, *, seed: int, n_predic
                 _for_anonymeter(frame, types).to_parquet(folder / f"{key}.{part}.parquet", index=False)
             secrets = [(s, types[s] in ("continuous", "integer", "datetime")) for s in secret_columns(schema, view)]
             cases.append({"name": key, "view": name, "seed": seed, "n_predicates": n_predicates,
-                          "n_attacks": n_attacks, "splits": linkability_splits(schema, view), "secrets": secrets})
+                          "n_attacks": n_attacks, "splits": linkability_splits(schema, view), "secrets": secrets,
+                          "attacks": list(attacks), "show_queries": show_queries})
         (folder / "cases.json").write_text(json.dumps(cases), encoding="utf-8")
         subprocess.run([python, str(HERE / "anonymeter_runner.py"), str(folder)], check=True)
         answers = json.loads((folder / "anonymeter.json").read_text(encoding="utf-8"))
@@ -187,7 +198,10 @@ def anonymeter_figures(python: str, frames: dict, schema, *, seed: int, n_predic
 
 
 def _for_anonymeter(frame: pd.DataFrame, types: dict) -> pd.DataFrame:
-    """Numbers as numbers (dates in seconds), every other column as text: anonymeter types by dtype."""
+    """Numbers as numbers (dates in seconds), every other column as text: anonymeter types by dtype.
+
+    A category's value is written as relanon compares it: a whole number as such (a view's most frequent
+    year is 1934.0 in one frame and 1934 in another; as text they would never be equal)."""
     out = {}
     for column, kind in types.items():
         values = frame[column]
@@ -196,8 +210,16 @@ def _for_anonymeter(frame: pd.DataFrame, types: dict) -> pd.DataFrame:
         elif kind in ("continuous", "integer"):
             out[column] = pd.to_numeric(values).astype("float64")
         else:
-            out[column] = values.astype(object).where(values.notna(), None).map(lambda v: None if v is None else str(v))
+            out[column] = values.astype(object).where(values.notna(), None).map(_as_text)
     return pd.DataFrame(out)
+
+
+def _as_text(value):
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 # --------------------------------------------------------------------------- remedies (long tail)

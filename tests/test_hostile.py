@@ -167,13 +167,13 @@ def test_dates_beyond_pandas_range_are_found_by_validate_and_refused_by_anonymiz
 
 
 def test_the_views_and_link_bins_compute_with_dates_of_any_year():
-    from relanon.common.link_binning import _numbers
+    from relanon.common.link_binning import binned_numbers
     from relanon.multitable.views import _group_summary
 
     dates = pd.Series(pd.to_datetime(["1500-03-04", "9999-12-31", "2000-01-01"]).as_unit("us"))
     summary = _group_summary(dates, np.array([0, 0, 1]), 2, "min")
     assert summary.tolist() == [pd.Timestamp("1500-03-04"), pd.Timestamp("2000-01-01")]
-    assert _numbers(dates, "datetime")[0] == pytest.approx(-14826412800.0)
+    assert binned_numbers(dates, "datetime")[0] == pytest.approx(-14826412800.0)
 
 
 # --------------------------------------------------------------------------- names, formulas, full disks

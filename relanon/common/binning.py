@@ -130,9 +130,12 @@ class Bins:
 
     def shares(self, values) -> np.ndarray:
         """Share of ``values`` in each bin (summing to 1; zeros for no value)."""
-        codes = self.codes(values)
-        counts = np.bincount(codes, minlength=self.n_bins).astype(np.float64)
-        return counts / max(len(codes), 1)
+        return code_shares(self.codes(values), self.n_bins)
+
+
+def code_shares(codes: np.ndarray, n_bins: int) -> np.ndarray:
+    """Share of the ``codes`` in each of ``n_bins`` bins (summing to 1; zeros for no code)."""
+    return np.bincount(codes, minlength=n_bins).astype(np.float64) / max(len(codes), 1)
 
 
 def fit_bins(values, *, numeric: bool) -> Bins:
@@ -179,6 +182,63 @@ def fit_bins(values, *, numeric: bool) -> Bins:
     cuts = np.unique(present[positions])
     cuts = cuts[cuts < high]  # a cut at the maximum would leave the last bin empty
     return Bins(cuts=cuts, low=low, high=high)
+
+
+class RowBins:
+    """Bins of one column fitted on any of its rows and applied to others, the column read once.
+
+    ``codes(a, b)`` gives what ``fit_bins(values[a])`` would give to ``values[a]`` and ``released[b]`` (and the
+    number of bins), without fitting labels again: their codes in the bins of every original row are
+    renumbered among the values rows ``a`` hold (sorted labels: those of any rows keep the same order). Numbers
+    are binned anew on rows ``a`` (their quantiles are theirs). The noise floors compare many pairs of halves of
+    an original column this way.
+
+    Examples
+    --------
+    >>> labels = RowBins(np.array(["b", "a", "c", None], dtype=object), numeric=False)
+    >>> [c.tolist() for c in labels.codes(np.array([0, 2]), np.array([1, 2, 3]))[:2]]
+    [[0, 1], [2, 1, 3]]
+    >>> fit_bins(np.array(["b", "c"], dtype=object), numeric=False).codes(np.array(["a", "c", None], dtype=object)).tolist()
+    [2, 1, 3]
+    """
+
+    def __init__(self, original, released=None, *, numeric: bool):
+        if numeric:
+            self.original = np.asarray(original, dtype=np.float64).reshape(-1)
+            self.released = self.original if released is None else np.asarray(released, dtype=np.float64).reshape(-1)
+            self.labels = None
+            return
+        bins = fit_bins(original, numeric=False)
+        self.sorted = bins.values.is_monotonic_increasing
+        if self.sorted:  # the bins of any rows are a subset of these, in the same order
+            self.original = bins.codes(original)
+            self.released = self.original if released is None else bins.codes(released)
+        else:  # labels that cannot be ordered keep their order of appearance, which differs from rows to rows
+            self.original = np.asarray(_as_index(original), dtype=object)
+            self.released = self.original if released is None else np.asarray(_as_index(released), dtype=object)
+        self.labels = len(bins.values)
+
+    def codes(self, original_rows=None, released_rows=None) -> tuple[np.ndarray, np.ndarray, int]:
+        """Bin codes of the original's rows ``original_rows`` and the released rows ``released_rows`` (None:
+        every row), bins fitted on the former, and the number of bins."""
+        o = self.original if original_rows is None else self.original[original_rows]
+        r = self.released if released_rows is None else self.released[released_rows]
+        if self.labels is None or not self.sorted:
+            bins = fit_bins(o, numeric=self.labels is None)
+            return bins.codes(o), bins.codes(r), bins.n_bins
+        if original_rows is None:
+            return o, r, self.labels + 2
+        held = np.flatnonzero(np.bincount(o, minlength=self.labels + 2)[:self.labels])
+        return self._renumbered(o, held), self._renumbered(r, held), len(held) + 2
+
+    def _renumbered(self, codes: np.ndarray, held: np.ndarray) -> np.ndarray:
+        """Codes among the ``held`` values (sorted codes of the whole column's bins), then ``other``, then
+        ``missing``."""
+        found = np.minimum(np.searchsorted(held, codes), max(len(held) - 1, 0))
+        hit = held[found] == codes if len(held) else np.zeros(len(codes), dtype=bool)
+        out = np.where(hit, found, len(held))
+        out[codes == self.labels + 1] = len(held) + 1
+        return out
 
 
 def _as_index(values) -> pd.Index:

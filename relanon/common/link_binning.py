@@ -28,13 +28,13 @@ def bin_codes(original: pd.Series, released: pd.Series, kind: str):
     if kind not in NUMERIC_KINDS:
         bins = fit_bins(original.astype(object), numeric=False)
         return bins.codes(original.astype(object)), bins.codes(released.astype(object))
-    o, r = _numbers(original, kind), _numbers(released, kind)
+    o, r = binned_numbers(original, kind), binned_numbers(released, kind)
     bins = fit_bins(o, numeric=True)
     return bins.codes(o), bins.codes(r)
 
 
-def _numbers(series: pd.Series, kind: str) -> np.ndarray:
-    """Floats with NaN for missing values; dates in seconds since the epoch."""
+def binned_numbers(series: pd.Series, kind: str) -> np.ndarray:
+    """The floats a number column is binned on with NaN for missing values; dates in seconds since the epoch."""
     if kind == "datetime":
         values = pd.to_datetime(series)
         if values.dt.tz is not None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from relanon.distributed.cluster import gather_counted
 from relanon.distributed.read import ROW
 from relanon.distributed.work import folder, read_parts, write
 from relanon.engine.avatar import RunHooks, avatarize_in_run
@@ -52,14 +53,15 @@ class BatchJob:
     small_groups: dict = field(default_factory=dict)  # relanon.multitable.policy.small_group_rules
 
 
-def avatarize_batches(client, job: BatchJob, work, offsets, generators, key_generators) -> list[dict]:
-    """Avatarize every batch of ``job.table``; returns, per batch, its rows and the axes searched."""
+def avatarize_batches(client, job: BatchJob, work, offsets, generators, key_generators, progress=None) -> list[dict]:
+    """Avatarize every batch of ``job.table``; returns, per batch, its rows and the axes searched.
+    ``progress(done, total)`` counts the batches as they are avatarized."""
     name = job.table.name
     scattered = client.scatter(job, broadcast=True)
     futures = [client.submit(_avatarize, scattered, str(folder(work, "batches", name, f"part.{b:05d}.parquet")),
                              str(folder(work, "avatars", name)), b, int(offset), rng, key_rng, pure=False)
                for b, (offset, rng, key_rng) in enumerate(zip(offsets, generators, key_generators, strict=True))]
-    done = client.gather(futures)
+    done = gather_counted(client, futures, progress, total=len(futures))
     # the workers' warnings (a column released missing for its rare values), once each, where the user reads
     # them: in a worker process they were printed with their source line, unlike every other warning
     for message in dict.fromkeys(message for d in done for message in d.pop("warnings", ())):

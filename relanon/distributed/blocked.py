@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.distributed.avatars import POS
+from relanon.distributed.cluster import gather_counted
 from relanon.distributed.links import PARENT, child_side, link_columns, lookup_keys, part, project
 from relanon.distributed.state import Released
 from relanon.distributed.work import folder, gather_rows, parts_of, read_parts, split_rows, write
@@ -58,8 +59,10 @@ BLOCK = "_block"
 
 
 def linear_sum(client, schema, link, work, child: Released, parent: Released, space, seed,
-               block_children: int = BLOCK_CHILDREN) -> int:
-    """Link every child of ``link`` to a slot of a released parent; returns the children linked."""
+               block_children: int = BLOCK_CHILDREN, progress=None) -> int:
+    """Link every child of ``link`` to a slot of a released parent; returns the children linked.
+
+    ``progress(done, total)`` is called as the blocks, then the groups of each border repair, are solved."""
     columns = link_columns(schema, link, parent)
     base = folder(work, "link", link.child, link.column)
     share = min(1.0, SAMPLE_POINTS / max(child.rows, 1))
@@ -84,49 +87,59 @@ def linear_sum(client, schema, link, work, child: Released, parent: Released, sp
     if n_linked == 0:
         return lookup_keys(client, schema, link, work, child, parent, str(folder(base, "none")), 0)
     sample = np.vstack([points for _, points in kids]) if kids else np.zeros((0, 1))
-    assigned = solve_blocks(client, base, child.n_batches, parent.n_batches, n_linked, sample, seed, block_children)
+    assigned = solve_blocks(client, base, child.n_batches, parent.n_batches, n_linked, sample, seed, block_children,
+                            progress)
     return lookup_keys(client, schema, link, work, child, parent, str(folder(base, assigned[0])), assigned[1])
 
 
 def solve_blocks(client, base, n_children_parts: int, n_slot_parts: int, n_linked: int, sample, seed,
-                 block_children: int = BLOCK_CHILDREN) -> tuple[str, int]:
+                 block_children: int = BLOCK_CHILDREN, progress=None) -> tuple[str, int]:
     """Match the children of ``base/children`` (parts of ``_pos`` and coordinates ``c0, c1...``) to the slots
     of ``base/slots`` (``_ppos`` and coordinates) at minimum total distance, in blocks on the workers, then
     repair the blocks' borders; returns the folder of ``base`` holding the pairs and its number of parts.
 
     Every block is solved with the block size and repair passes one machine uses for the whole link
     (:func:`relanon.multitable.linking.blocked_settings`), so the work per child is the local engine's;
-    the repairs re-solve only the small groups that straddle a border between blocks."""
+    the repairs re-solve only the small groups that straddle a border between blocks. ``progress(done, total)``
+    is called as each block, then each group of a repair, is solved."""
     size, passes = linking.blocked_settings(n_linked)
     n_blocks = math.ceil(n_linked / block_children)
     if n_blocks <= 1:
-        client.submit(_solve, str(folder(base, "children")), str(folder(base, "slots")), None, size, passes,
-                      partition_generator(seed, "block", 0), str(folder(base, "assign-0")), pure=False).result()
+        gather_counted(client, [client.submit(_solve, str(folder(base, "children")), str(folder(base, "slots")), None,
+                                              size, passes, partition_generator(seed, "block", 0),
+                                              str(folder(base, "assign-0")), pure=False)], progress, 0, 1)
         return "assign-0", 1
+    total = n_blocks * (1 + REPAIR_PASSES)  # every repair cuts as many groups as there are blocks
+
+    def from_(offset: int):
+        return None if progress is None else lambda done, _: progress(offset + done, total)
+
     tree = blocks.CellTree(sample)
     for side, count in (("children", n_children_parts), ("slots", n_slot_parts)):
         _route(client, [str(part(folder(base, side), i)) for i in range(count)], tree, None, block_children,
                str(folder(base, f"blocks-{side}")))
-    client.gather([client.submit(_solve, str(folder(base, "blocks-children")), str(folder(base, "blocks-slots")),
-                                 g, size, passes, partition_generator(seed, "block", g),
-                                 str(folder(base, "assign-0")), pure=False)
-                   for g in range(n_blocks)])
+    gather_counted(client, [client.submit(_solve, str(folder(base, "blocks-children")), str(folder(base, "blocks-slots")),
+                                          g, size, passes, partition_generator(seed, "block", g),
+                                          str(folder(base, "assign-0")), pure=False)
+                            for g in range(n_blocks)], from_(0))
     assigned = ("assign-0", n_blocks)
     for repair in range(REPAIR_PASSES):
         rotation = blocks.random_rotation(sample.shape[1], partition_generator(seed, "rotation", repair))
-        assigned = _repair(client, base, assigned, n_linked, block_children, size, sample, rotation, repair, seed)
+        assigned = _repair(client, base, assigned, n_linked, block_children, size, sample, rotation, repair, seed,
+                           from_(n_blocks * (1 + repair)))
     return assigned
 
 
-def _repair(client, base, assigned, n_linked, block_children, size, sample, rotation, repair, seed):
+def _repair(client, base, assigned, n_linked, block_children, size, sample, rotation, repair, seed, progress=None):
     tree = blocks.CellTree(sample @ rotation)
     routed = str(folder(base, f"groups-{repair}"))
     paths = [str(part(folder(base, assigned[0]), i)) for i in range(assigned[1])]
     _route(client, paths, tree, rotation, block_children, routed)
     n_groups = math.ceil(n_linked / block_children)
     target = f"assign-{repair + 1}"
-    client.gather([client.submit(_regroup, routed, g, size, partition_generator(seed, f"repair-{repair}", g),
-                                 str(folder(base, target)), pure=False) for g in range(n_groups)])
+    gather_counted(client, [client.submit(_regroup, routed, g, size, partition_generator(seed, f"repair-{repair}", g),
+                                          str(folder(base, target)), pure=False) for g in range(n_groups)],
+                   progress, 0, n_groups)
     return target, n_groups
 
 

@@ -33,6 +33,15 @@ def import_distributed():
     return distributed
 
 
+def gather_counted(client, futures, progress=None, done: int = 0, total: int | None = None) -> list:
+    """The results of ``futures``, in their order, calling ``progress(done + i, total)`` as the ``i``-th of them
+    finishes (in whatever order the workers finish them: only the count is reported)."""
+    if progress is not None:
+        for finished, _ in enumerate(import_distributed().as_completed(futures), start=1):
+            progress(done + finished, total)
+    return client.gather(futures)
+
+
 def default_workers() -> int:
     """Workers of a local cluster unless told: one per core this process may use."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

@@ -7,11 +7,12 @@ join), ``<fk>::present`` for a foreign key with missing values, and, for each ``
 link, the number of children of each row (a Dask group-by on the child's foreign key, joined on the
 primary key). Its rows are then sent to their batches (:func:`relanon.distributed.work.split_rows`);
 each batch is gathered on a worker, sorted by table position, written as one part, and summarized
-for the factor space (:mod:`relanon.engine.space_statistics`).
+for the factor space (:mod:`relanon.engine.space_statistics`); the summaries are merged on the workers.
 """
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 import dask
@@ -20,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from relanon.distributed.read import BATCH, ROW, TableInput
-from relanon.distributed.work import folder, gather_rows, split_rows, write
-from relanon.engine.space_statistics import summarize
+from relanon.distributed.work import folded, folder, gather_rows, split_rows, write
+from relanon.engine.space_statistics import merge_summaries, summarize
 from relanon.multitable.keys import key_shape
 from relanon.multitable.policy import enrichment_names
 from relanon.schema.graph import child_links, parent_links
@@ -111,15 +112,20 @@ def enrich(client, schema: Schema, name: str, spec: Layout, tables: dict[str, Ta
 
 
 def gather_batches(client, schema: Schema, name: str, spec: Layout, tables: dict[str, TableInput], work, cap: int,
-                   summaries: bool):
-    """Each batch gathered, sorted, written to ``work/batches/<name>``; returns, per batch, its summary
-    (when ``summaries``) and the shape of its original keys."""
+                   summaries: bool) -> tuple[list[dict], dict | None]:
+    """Each batch gathered, sorted, written to ``work/batches/<name>``; returns, per batch, its rows and the
+    shape of its original keys, and (when ``summaries``) the summary of the whole table, its batches'
+    summaries merged in batch order on the workers (:func:`relanon.distributed.work.folded`)."""
     table = schema[name]
     columns = [*spec.types, table.primary_key, *table.foreign_key_columns, ROW]
     futures = [client.submit(_gather, str(folder(work, "pieces", name)), str(folder(work, "batches", name)), b,
                              columns, spec.types, spec.weights, cap, summaries, table.primary_key, name, pure=False)
                for b in range(tables[name].n_batches)]
-    return client.gather(futures)
+    batches = client.gather([client.submit(_without_summary, f, pure=False) for f in futures])
+    if not summaries or not spec.types:
+        return batches, None
+    parts = [client.submit(operator.itemgetter("summary"), f, pure=False) for f in futures]
+    return batches, folded(client, parts, merge_summaries, cap=cap).result()
 
 
 def _broadcast_dtypes(parent: TableInput, wanted: dict, missing: bool) -> dict:
@@ -144,6 +150,10 @@ def _send(part: pd.DataFrame, enriched: list[str], keys: list[str], dtypes: dict
         else:
             part[column] = part[column].astype(dtype)
     return split_rows(part[[*enriched, *keys, ROW, BATCH]], part[BATCH].to_numpy(), directory, index)
+
+
+def _without_summary(gathered: dict) -> dict:
+    return {key: value for key, value in gathered.items() if key != "summary"}
 
 
 def _gather(pieces, directory, batch: int, columns, types, weights, cap: int, summaries: bool, primary_key, name):

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.distributed.avatars import POS, SOURCE, SOURCE_FK
+from relanon.distributed.cluster import gather_counted
 from relanon.distributed.read import BATCH, ROW
 from relanon.distributed.space import fit_space
 from relanon.distributed.state import Released
@@ -128,7 +129,8 @@ def _fit_on_original(directory, columns, weights, rng):
 # --------------------------------------------------------------------------- minimum distance
 
 
-def minimum_distance(client, schema, link, work, child: Released, parent: Released, space, seed) -> int:
+def minimum_distance(client, schema, link, work, child: Released, parent: Released, space, seed, progress=None) -> int:
+    """Link each batch of children to its nearest parents; ``progress(done, total)`` counts the batches done."""
     columns = link_columns(schema, link, parent)
     pk = schema[link.parent].primary_key
     pieces = client.gather([client.submit(_parent_points, str(part(folder(work, "avatars", link.parent), b)), space,
@@ -140,7 +142,7 @@ def minimum_distance(client, schema, link, work, child: Released, parent: Releas
     futures = [client.submit(_nearest, str(part(folder(work, "avatars", link.child), b)), shared, space, columns, link,
                              child, out, b, partition_generator(seed, "nearest", b), pure=False)
                for b in range(child.n_batches)]
-    return int(sum(client.gather(futures)))
+    return int(sum(gather_counted(client, futures, progress, 0, child.n_batches)))
 
 
 def _parent_points(path, space, columns, pk):

@@ -29,8 +29,9 @@ from relanon.distributed import enrich as enrichment
 from relanon.distributed import links, read
 from relanon.distributed.blocked import BLOCK_CHILDREN, linear_sum
 from relanon.distributed.cluster import cluster, import_distributed, peak_memory, worker_peaks
+from relanon.distributed.cross_rules import obey_cross_rules_in_batches
 from relanon.distributed.rare_values import TableFacts, table_facts
-from relanon.distributed.space import finished_statistics, fit_space, merged_summaries
+from relanon.distributed.space import finished_statistics, fit_space
 from relanon.distributed.state import Released
 from relanon.distributed.work import folder, parts_of, read_parts, work_folder, write
 from relanon.engine.batches import DEFAULT_BATCH_SIZE, check_batch_size, partition_generator, rows_searched
@@ -47,6 +48,9 @@ from relanon.schema.model import Schema
 from relanon.stores.fingerprints import file_fingerprint, parquet_rows, with_fingerprints
 from relanon.stores.outputs import NOTES_FILE, ReleaseFolder, check_outputs
 from relanon.stores.partitioned import write_part
+
+LINK_UNITS = {"linear_sum": "groups", "minimum_distance": "batches"}
+"""What the progress of a link counts: blocks and repair groups solved, or batches of children linked."""
 
 
 @dataclass
@@ -121,6 +125,9 @@ def run(client, schema: Schema, data, out, work, *, batch_size: int | None = Non
                                block_size or BLOCK_CHILDREN, report)
         _anchor(client, schema, name, work, released, generators[3], report)
         _retire(client, schema, work, released)
+    if any(fk.rules for table in schema for fk in table.foreign_keys):
+        with report.step("rules across tables", unit="rules") as step:  # once every table is linked
+            step.detail = "; ".join(obey_cross_rules_in_batches(client, schema, work, released, step))
     sensitive = policy.sensitive_choices(schema, link_reports)
     for message in sensitive:
         warnings.warn(message, policy.SensitiveChoiceWarning, stacklevel=2)
@@ -147,14 +154,14 @@ def _avatar_table(client, schema, name, tables, released, work, generators, repo
     many = source.n_batches > 1
     with report.step(f"{name}: enrich and cut into batches") as step:
         enrichment.enrich(client, schema, name, spec, tables, work)
-        gathered = enrichment.gather_batches(client, schema, name, spec, tables, work, distinct_cap(source.rows), many)
+        gathered, summaries = enrichment.gather_batches(client, schema, name, spec, tables, work,
+                                                        distinct_cap(source.rows), many)
         sizes = [g["rows"] for g in gathered]
         step.detail = f"{len(spec.types)} columns, batches of {min(sizes):,} to {max(sizes):,} rows"
-    statistics = space = summaries = None
+    statistics = space = None
     paths = [str(links.part(folder(work, "batches", name), b)) for b in range(source.n_batches)]
     if many and spec.types:
         with report.step(f"{name}: factor space from {source.n_batches} batches") as step:
-            summaries = merged_summaries([g["summary"] for g in gathered], distinct_cap(source.rows))
             statistics = finished_statistics(client, paths, summaries)
             space = fit_space(client, paths, spec.types, statistics, ncp=table.anonymize.ncp, weights=spec.weights,
                               random_state=generators[0].spawn(1)[0], name=name,
@@ -188,8 +195,8 @@ def _avatar_table(client, schema, name, tables, released, work, generators, repo
     else:
         avatar_rngs, key_rngs = [generators[0]], [generators[1]]
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    with report.step(f"{name}: avatarize") as step:
-        done = batches_out.avatarize_batches(client, job, work, offsets, avatar_rngs, key_rngs)
+    with report.step(f"{name}: avatarize", unit="batches") as step:
+        done = batches_out.avatarize_batches(client, job, work, offsets, avatar_rngs, key_rngs, progress=step)
         ncp = next((d["ncp"] for d in done if d["ncp"] is not None), None)
         step.detail = f"k={k}, {len(spec.types)} columns" if k is not None else "nothing to avatarize"
         everywhere, somewhere = rules_of_batches([d.get("rules", ()) for d in done])
@@ -272,14 +279,15 @@ def _links(client, schema, name, work, tables, released, rng, seed, block_size, 
         parent = released[link.parent]
         if child.method != "avatar" and parent.method != "avatar" and not (child.single and parent.single):
             continue  # both released with their original keys: the foreign key stays as it is
-        with report.step(f"link {name}.{link.column} -> {link.parent} ({link.method})") as step:
+        with report.step(f"link {name}.{link.column} -> {link.parent} ({link.method})",
+                         unit=LINK_UNITS.get(link.method, "steps")) as step:
             if child.single and parent.single:
                 values, rng = client.submit(links.one_piece, schema, link, str(work), child, parent, rng,
                                             pure=False).result()
                 write(values.to_frame(link.column), folder(work, "links", name, link.column), 0)
                 linked, dtype = int(values.notna().sum()), str(values.dtype)
             else:
-                linked = _distributed_link(client, schema, link, work, child, parent, rng, seed, block_size)
+                linked = _distributed_link(client, schema, link, work, child, parent, rng, seed, block_size, step)
                 dtype = None
             child.fk_dtypes[link.column] = dtype or _foreign_key_dtype(
                 tables[name], tables[link.parent], schema[link.parent].primary_key, link.column, linked)
@@ -289,7 +297,7 @@ def _links(client, schema, name, work, tables, released, rng, seed, block_size, 
     return reports
 
 
-def _distributed_link(client, schema, link, work, child, parent, rng, seed, block_size) -> int:
+def _distributed_link(client, schema, link, work, child, parent, rng, seed, block_size, progress=None) -> int:
     if child.method != "avatar" or parent.method != "avatar":
         raise ParameterError(
             f"link {link.child}.{link.column} -> {link.parent}: the Dask engine links tables of more than one batch "
@@ -300,8 +308,8 @@ def _distributed_link(client, schema, link, work, child, parent, rng, seed, bloc
         return links.original_order(client, schema, link, work, child, parent)
     space = links.link_space(client, schema, link, work, parent, rng)
     if link.method == "minimum_distance":
-        return links.minimum_distance(client, schema, link, work, child, parent, space, link_seed)
-    return linear_sum(client, schema, link, work, child, parent, space, link_seed, block_size)
+        return links.minimum_distance(client, schema, link, work, child, parent, space, link_seed, progress)
+    return linear_sum(client, schema, link, work, child, parent, space, link_seed, block_size, progress)
 
 
 def _foreign_key_dtype(source: read.TableInput, parent: read.TableInput, parent_key: str, column: str,

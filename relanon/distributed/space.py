@@ -3,9 +3,11 @@
 The batches' summaries (made when they were gathered) are merged in batch order; the medians of
 numeric columns of many values are found by histograms over the batches (:func:`select_ranks`); the
 coded cross-products are summed over the batches, and the space is built from them
-(:mod:`relanon.engine.space_statistics`). Merges run in a fixed order on the client, so the space is
-the same whatever the number of workers. A table coded into more columns than the covariance can hold
-takes its axes from a seeded sample of :data:`SAMPLE_ROWS` rows, coded with the exact statistics.
+(:mod:`relanon.engine.space_statistics`). Summaries, histograms and cross-products are merged on the
+workers, in a fixed order (:func:`relanon.distributed.work.folded`): the client holds only the merged
+ones, however many the batches, and the space is the same whatever the number of workers. A table coded
+into more columns than the covariance can hold takes its axes from a seeded sample of
+:data:`SAMPLE_ROWS` rows, coded with the exact statistics.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from relanon.distributed.work import read_parts
+from relanon.distributed.work import folded, read_parts
 from relanon.engine import space_statistics as stats
 from relanon.engine.columns import numeric_values
 from relanon.engine.factor_space import DENSE_LIMIT
@@ -38,8 +40,8 @@ def finished_statistics(client, paths: list[str], summaries: dict) -> dict:
             continue
 
         def histogram(lo, hi, bins, name=name, kind=summary.kind):
-            parts = client.gather([client.submit(_bins, p, name, kind, lo, hi, bins, pure=False) for p in paths])
-            return reduce(stats.merge_bins, parts)
+            parts = [client.submit(_bins, p, name, kind, lo, hi, bins, pure=False) for p in paths]
+            return folded(client, parts, stats.merge_bins).result()
 
         def gather(lo, hi, name=name, kind=summary.kind):
             return np.concatenate(client.gather([client.submit(_between, p, name, kind, lo, hi, pure=False) for p in paths]))
@@ -55,8 +57,8 @@ def fit_space(client, paths: list[str], columns, statistics: dict, *, ncp, weigh
     statistics = {c: statistics[c] for c in columns}
     if stats.coded_width(statistics) <= DENSE_LIMIT:
         coder = stats.coder(statistics, name)
-        parts = client.gather([client.submit(_moments, p, list(columns), coder, pure=False) for p in paths])
-        moments = reduce(stats.merge_moments, parts)
+        parts = [client.submit(_moments, p, list(columns), coder, pure=False) for p in paths]
+        moments = folded(client, parts, stats.merge_moments).result()  # a batch's Z'Z may be 1,500 columns square
         return stats.space_from_moments(columns, statistics, moments, n_components=ncp, weights=weights,
                                         random_state=random_state, name=name, rows_searched=rows_searched)
     rows = client.gather([client.submit(_rows, p, pure=False) for p in paths])

@@ -95,5 +95,19 @@ def gather_rows(directory, group: int, columns=None, like: pd.DataFrame | None =
 
 
 
-__all__ = ["WORK_PREFIX", "folder", "gather_rows", "part_name", "parts_of", "read_parts", "split_rows", "work_folder",
-           "write"]
+def folded(client, futures: list, merge, **options):
+    """The future of ``merge(...merge(merge(r0, r1), r2)..., rn)`` over the results of ``futures``, in their
+    order, each merge a task on the workers.
+
+    The client never holds the parts' results (a table's batches' statistics take memory in proportion
+    to its rows): only what it asks of the merged one. Merges chained in a fixed order give the bytes of
+    ``functools.reduce`` over the same parts, whatever the number of workers.
+    """
+    total = futures[0]
+    for future in futures[1:]:
+        total = client.submit(merge, total, future, pure=False, **options)
+    return total
+
+
+__all__ = ["WORK_PREFIX", "folded", "folder", "gather_rows", "part_name", "parts_of", "read_parts", "split_rows",
+           "work_folder", "write"]

@@ -10,7 +10,7 @@ original record carries, and missing values that go together stay together.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -130,6 +130,9 @@ class RunHooks:
         Give the mixed numbers back the spread the convex mix takes from them
         (:func:`relanon.engine.avatar_numbers.stretched_numbers`), except in the columns shifted like their
         small group; False keeps the plain mix (to measure what the stretch does).
+    progress : callable, optional
+        ``progress(done, total)``, called as the method's stages end (the factor space, the neighbours,
+        the draw, the numbers, the sensitive values): the run's bar of the table's avatarization.
     """
 
     drawn: tuple[str, ...] = ()
@@ -140,6 +143,7 @@ class RunHooks:
     small_groups: bool = True
     shift_numbers: bool = True
     restore_spread: bool = True
+    progress: Callable[[int, int], None] | None = None
 
 
 def avatarize(table: pd.DataFrame, columns, *, k: int = DEFAULT_K, ncp: int | str | None = None, weights=None,
@@ -259,13 +263,22 @@ def _avatarize(table: pd.DataFrame, columns, hooks: RunHooks, *, k, ncp, weights
         np.random.default_rng(random_state).spawn(7))
 
     logger.info("avatarizing table %r: %d rows, %d columns, k=%d", name, n, len(types), k)
+    stages = 5 + bool(sensitive)
+
+    def stage(done: int) -> None:
+        if hooks.progress is not None:
+            hooks.progress(done, stages)
+
+    stage(0)
     if space is None:
         space = FactorSpace(types, n_components=ncp, weights=column_weights, random_state=space_rng, name=name)
         coords = space.fit_transform(table)
     else:
         coords = space.transform(table)
+    stage(1)
     logger.info("table %r: searching %d neighbours in %d axes", name, k, space.n_components_)
     neighbours = pattern_neighbours(coords, missing_pattern(table, types), k)
+    stage(2)
     weights_ = neighbour_weights(neighbours.distances, weight_rng)
     cumulative = np.cumsum(weights_, axis=1)
     cumulative[:, -1] = 1.0  # a draw of u < 1 always falls on a neighbour despite rounding
@@ -308,6 +321,7 @@ def _avatarize(table: pd.DataFrame, columns, hooks: RunHooks, *, k, ncp, weights
         draw_cumulative = np.cumsum(draw_weights, axis=1)
         draw_cumulative[:, -1] = 1.0
     chosen = _draw(draw_indices, draw_cumulative, draw_rng)
+    stage(3)
     # the columns left out of the tuple rule come from other neighbours, a family at a time, forming pairs that
     # several records hold: the drawn neighbour's own rare pairs of them do not reach the release together
     kept = [c for c in categorical if c not in unreleasable]
@@ -333,14 +347,17 @@ def _avatarize(table: pd.DataFrame, columns, hooks: RunHooks, *, k, ncp, weights
                 out[column] = bound_extremes(out[column], table[column], thresholds[column], extremes.get(column))
         else:
             out[column] = table[column].take(taken.get(column, chosen)).reset_index(drop=True)
+    stage(4)
     if sensitive:
         out.update(_sensitive_part(table, pd.DataFrame(out), space, chosen, sensitive, categorical, thresholds,
                                    k, donor_rng, name, groups, value_counts, extremes,
                                    shifts, spread, taken, statistics))
+        stage(5)
     if thresholds:
         out.update(rare_values_missing(table, out, categorical, thresholds, value_counts, unreleasable, name))
     pairing = shuffle_rng.permutation(n)
     avatars = pd.DataFrame(out).take(pairing).reset_index(drop=True)
+    stage(stages)
     return AvatarResult(avatars, pairing.astype(np.int64), ncp=space.n_components_,
                         generalized=[g.to_dict() for g in generalized.columns.values()])
 

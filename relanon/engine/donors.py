@@ -173,12 +173,19 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
   donors, pulled = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
   mixed = {c: np.empty(n) for c in numbers}
   counts = {"sharing": 0, "forming": 0, "pairing": 0, "neither": 0}
+  buffer = np.empty((min(chunk, len(drawn)), width_all, coords.shape[1]))
   for start in range(0, n, chunk):
       rows = np.arange(start, min(start + chunk, n))
-      found = np.hstack([searched[0][drawn_row[rows]], searched[1][drawn_row[rows]]])
+      # what depends on the drawn neighbour alone (its candidates, their distances to it, the records both
+      # searches found) is computed once per drawn neighbour of the chunk
+      of_chunk, at = np.unique(drawn_row[rows], return_inverse=True)
+      found = np.hstack([searched[0][of_chunk], searched[1][of_chunk]])
+      distances = _distances(coords, drawn[of_chunk], found, buffer)[at]
+      repeated = _found_in(found[:, :width], found[:, width:])[at]
+      found = found[at]
       draws = exponentials.exponential(1.0, size=found.shape)
-      donors[rows], mix, pulled[rows], chunk_counts = _donate(rows, chosen[rows], found, width, draws, u[rows],
-                                                              u_pull[rows], rules)
+      donors[rows], mix, pulled[rows], chunk_counts = _donate(rows, chosen[rows], found, distances, repeated, width,
+                                                              draws, u[rows], u_pull[rows], rules)
       for column, values in numbers.items():
           mixed[column][rows] = mixed_numbers(values, found, mix, values[pulled[rows]], all_present[column])
       for label, count in chunk_counts.items():
@@ -215,12 +222,18 @@ def _held_combinations(table, others, shared, secret, holders: int) -> tuple:
   return base, existing[count >= holders], pairs
 
 
-def _donate(rows, chosen, candidates, width, draws, u, u_pull, rules: _Rules):
-  """The donors and the mix of the avatars ``rows`` (one chunk of :func:`sensitive_donors`)."""
-  coords = rules.coords
-  differences = coords[chosen][:, None, :] - np.take(coords, candidates, axis=0)
-  distances = np.sqrt(np.einsum("ijk,ijk->ij", differences, differences))
-  del differences
+def _distances(coords: np.ndarray, of: np.ndarray, candidates: np.ndarray, buffer: np.ndarray) -> np.ndarray:
+  """The distance of record ``of[i]`` to each of its ``candidates[i]`` in ``coords``; ``buffer`` holds the
+  coordinates' differences (reused from chunk to chunk: a new array of that size costs more than the sums)."""
+  differences = np.take(coords, candidates, axis=0, out=buffer[:len(of)], mode="clip")  # unbuffered: indices are valid
+  np.subtract(coords[of][:, None, :], differences, out=differences)
+  return np.sqrt(np.einsum("ijk,ijk->ij", differences, differences))
+
+
+def _donate(rows, chosen, candidates, distances, repeated, width, draws, u, u_pull, rules: _Rules):
+  """The donors and the mix of the avatars ``rows`` (one chunk of :func:`sensitive_donors`): ``distances``
+  of the drawn neighbours to the ``candidates``, and whether each candidate from ``width`` on was also found
+  before it (:func:`_found_in`)."""
   excluded = (candidates == rows[:, None]) | (candidates == chosen[:, None])
   if rules.groups is not None:
       # rows of a table below others: never a donor of the same parent (a doctor's visits would hand
@@ -246,7 +259,7 @@ def _donate(rows, chosen, candidates, width, draws, u, u_pull, rules: _Rules):
   mix = np.divide(mix, total, out=np.zeros_like(mix), where=total > 0)
   # a record found by both searches is drawn with one weight (each search finds a record once)
   allowed = ~(excluded | protected)
-  allowed[:, width:] &= ~_found_in(candidates[:, :width], candidates[:, width:])
+  allowed[:, width:] &= ~repeated
   near = allowed.copy()  # allowed, and a look-alike in the space
   near[:, :width] = False
   tiers = _Tiers(rules, rows, candidates, allowed, near)

@@ -23,6 +23,8 @@ _TREE_OPTIONS = {"balanced_tree": False, "leafsize": 16}
 # answers, held twice while they are put back in the caller's order, stay near 100 MB however many
 # queries there are. Each query's answer does not depend on the others asked with it.
 QUERY_VALUES = 4_000_000
+# Queries answered between two calls of a ``progress`` hook: a bar moves every fraction of a second.
+PROGRESS_QUERIES = 4_096
 
 # Two distances closer than this (relatively) are a tie: "strictly closer" must not depend on the
 # last bit of two ways of computing the same distance.
@@ -55,11 +57,13 @@ class _LocalTree:
         self.tree = cKDTree(points[self.order], **_TREE_OPTIONS)
 
     def query(self, queries: np.ndarray, k: int, order: np.ndarray | None = None, *, distances: bool = True,
-              dtype=np.int64) -> Neighbours:
+              dtype=np.int64, progress=None) -> Neighbours:
         order = _locality_order(queries) if order is None else order
         out_d = np.empty((len(order), k)) if distances else None
         out_i = np.empty((len(order), k), dtype=dtype)
         step = max(1, QUERY_VALUES // k)
+        if progress is not None:
+            step = min(step, PROGRESS_QUERIES)
         for start in range(0, len(order), step):
             part = order[start:start + step]
             found_d, positions = self.tree.query(queries[part], k=k, workers=-1)
@@ -67,13 +71,20 @@ class _LocalTree:
                 out_d[part] = found_d.reshape(len(part), k)
             del found_d
             out_i[part] = self.order[positions.reshape(len(part), k)]
+            if progress is not None:
+                progress(start + len(part), len(order))
         return Neighbours(out_d, out_i)
 
-    def count_within(self, queries: np.ndarray, radii: np.ndarray) -> np.ndarray:
+    def count_within(self, queries: np.ndarray, radii: np.ndarray, progress=None) -> np.ndarray:
+        """Points within each query's radius, counted by parts of :data:`PROGRESS_QUERIES` queries in
+        locality order (each count is independent of the others: the parts change no figure)."""
         order = _locality_order(queries)
-        counts = self.tree.query_ball_point(queries[order], radii[order], return_length=True, workers=-1)
         out = np.empty(len(order), dtype=np.int64)
-        out[order] = counts
+        for start in range(0, len(order), PROGRESS_QUERIES):
+            part = order[start:start + PROGRESS_QUERIES]
+            out[part] = self.tree.query_ball_point(queries[part], radii[part], return_length=True, workers=-1)
+            if progress is not None:
+                progress(start + len(part), len(order))
         return out
 
 
@@ -108,11 +119,13 @@ def self_neighbours(coords, k: int) -> Neighbours:
     return Neighbours(found.distances[keep].reshape(n, k), found.indices[keep].reshape(n, k))
 
 
-def cross_neighbours(reference, queries, k: int, *, distances: bool = True, dtype=np.int64) -> Neighbours:
+def cross_neighbours(reference, queries, k: int, *, distances: bool = True, dtype=np.int64,
+                     progress=None) -> Neighbours:
     """The ``k`` nearest points of ``reference`` for every row of ``queries``.
 
     Without ``distances`` only the indices are kept (``distances`` is None); ``dtype``, their integer
-    type (int32 halves a large search's memory).
+    type (int32 halves a large search's memory). ``progress(done, total)``, if given, is called after
+    each part of at most :data:`PROGRESS_QUERIES` queries.
 
     Examples
     --------
@@ -127,7 +140,7 @@ def cross_neighbours(reference, queries, k: int, *, distances: bool = True, dtyp
         raise ParameterError(f"k must be between 1 and the number of reference points ({len(reference)}), got {k}")
     if len(queries) == 0:
         return Neighbours(np.zeros((0, k)) if distances else None, np.zeros((0, k), dtype=dtype))
-    return _LocalTree(reference).query(queries, k, distances=distances, dtype=dtype)
+    return _LocalTree(reference).query(queries, k, distances=distances, dtype=dtype, progress=progress)
 
 
 def tie_tolerance(*coords) -> float:
@@ -145,12 +158,13 @@ def tie_tolerance(*coords) -> float:
     return _RELATIVE_TIE * max(1.0, largest)
 
 
-def count_closer_and_tied(reference, queries, distances) -> tuple[np.ndarray, np.ndarray]:
+def count_closer_and_tied(reference, queries, distances, *, progress=None) -> tuple[np.ndarray, np.ndarray]:
     """For each query, the reference points strictly closer than ``distances[i]``, and those at that distance.
 
     Two distances count as equal (a tie) when they differ by less than a relative 1e-9 plus the
     :func:`tie_tolerance` of the points; the tied count includes any point at exactly
     ``distances[i]`` (a query's own match, when ``distances`` are measured to one of the points).
+    ``progress(done, total)``, if given, counts the queries of both searches as they are answered.
 
     Examples
     --------
@@ -169,9 +183,14 @@ def count_closer_and_tied(reference, queries, distances) -> tuple[np.ndarray, np
     tree = _LocalTree(reference)
     inner = distances - slack
     positive = inner > 0
+    first, total = int(positive.sum()), int(positive.sum()) + len(queries)
     if positive.any():
-        closer[positive] = tree.count_within(queries[positive], inner[positive])
-    tied = tree.count_within(queries, distances + slack) - closer
+        closer[positive] = tree.count_within(
+            queries[positive], inner[positive],
+            progress=None if progress is None else lambda done, _: progress(done, total))
+    tied = tree.count_within(
+        queries, distances + slack,
+        progress=None if progress is None else lambda done, _: progress(first + done, total)) - closer
     return closer, tied
 
 

@@ -7,13 +7,13 @@ measure a single table; the individual metric functions are exposed for the mult
 from relanon.metrics.base import HIGHER, LOWER, TARGETS, Metric, metrics_frame
 from relanon.metrics.evaluation import EvaluatedData, Evaluation
 from relanon.metrics.failures import Failure, failures
+from relanon.metrics.inference import inference
 from relanon.metrics.privacy import (
     closer_avatar_counts,
     closest_distances_ratio,
     column_direct_match_protection,
     distance_to_closest,
     hidden_rate,
-    inference,
     local_cloaking,
     metric_space,
     privacy,

@@ -30,11 +30,13 @@ across a link), computed here on relanon's own binning.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from relanon.common.link_binning import bin_codes
+from relanon.common.binning import RowBins
+from relanon.common.link_binning import binned_numbers
 from relanon.engine.columns import NUMERIC_KINDS, numeric_values
 from relanon.metrics.base import HIGHER, Metric
 from relanon.metrics.noise_floor import DEFAULT_SPLITS, NOISE_FLOOR_SEED, noise_floor
@@ -139,30 +141,56 @@ def pair_similarities(original_child, original_parent, released_child, released_
     >>> pair_similarities(oc, one, rc.iloc[::-1], one, {("child", "x"): "continuous", ("parent", "g"): "categorical"})
     ({}, {'x ~ g': 'not applicable'})
     """
-    pairs, measures = {}, {}
-    codes = {}
-    for side, o_frame, r_frame in (("child", original_child, released_child), ("parent", original_parent, released_parent)):
-        for column in o_frame.columns:
-            codes[(side, column)] = bin_codes(o_frame[column], r_frame[column], types[(side, column)])
-    single = {key: np.unique(np.concatenate([o, r])).size <= 1 for key, (o, r) in codes.items()}
-    for c in original_child.columns:
-        for p in original_parent.columns:
-            name = f"{c} ~ {p}"
-            if single[("child", c)] or single[("parent", p)]:
-                measures[name] = NOT_APPLICABLE
-                continue
-            kinds = types[("child", c)], types[("parent", p)]
-            similarity = float("nan")
-            if all(k in NUMERIC_KINDS for k in kinds):
-                similarity = _correlation_similarity(
-                    (original_child[c], original_parent[p]), (released_child[c], released_parent[p]), kinds)
-                measures[name] = "correlation"
-            if math.isnan(similarity):  # not two numbers, or a constant column: compare the joint tables
-                (o_c, r_c), (o_p, r_p) = codes[("child", c)], codes[("parent", p)]
-                similarity = 1.0 - total_variation(o_c, o_p, r_c, r_p)
-                measures[name] = "contingency"
-            pairs[name] = similarity
-    return pairs, measures
+    columns = _JoinColumns(original_child, original_parent, released_child, released_parent, types)
+    return columns.similarities(None, None)
+
+
+class _JoinColumns:
+    """The columns of an original join and a released one, read once: numbers as floats, labels as codes
+    of the bins fitted on the whole original column (:func:`relanon.common.binning.fit_bins`).
+
+    :meth:`similarities` compares any rows of the original join (the rows that play the original) with
+    any rows of the released one, each column binned on the first rows as
+    :func:`relanon.common.link_binning.bin_codes` bins them: the noise floor compares two halves of the
+    original join without reading or binning a frame again.
+    """
+
+    def __init__(self, original_child, original_parent, released_child, released_parent, types):
+        self.child, self.parent, self.types = list(original_child.columns), list(original_parent.columns), types
+        self.columns = {}
+        for side, o_frame, r_frame in (("child", original_child, released_child),
+                                       ("parent", original_parent, released_parent)):
+            for column in o_frame.columns:
+                self.columns[(side, column)] = _column(o_frame[column], r_frame[column], types[(side, column)])
+
+    def similarities(self, original_rows, released_rows):
+        """``(pairs, measures)`` of :func:`pair_similarities` between rows ``original_rows`` of the original
+        join and rows ``released_rows`` of the released one (None: every row)."""
+        pairs, measures = {}, {}
+        codes, numbers = {}, {}
+        for key, column in self.columns.items():
+            codes[key] = column.codes(original_rows, released_rows)
+            if column.numbers is not None:
+                numbers[key] = (_rows(column.numbers[0], original_rows), _rows(column.numbers[1], released_rows))
+        single = {key: _one_code(o, r) for key, (o, r) in codes.items()}
+        for c in self.child:
+            for p in self.parent:
+                name = f"{c} ~ {p}"
+                if single[("child", c)] or single[("parent", p)]:
+                    measures[name] = NOT_APPLICABLE
+                    continue
+                kinds = self.types[("child", c)], self.types[("parent", p)]
+                similarity = float("nan")
+                if all(k in NUMERIC_KINDS for k in kinds):
+                    (o_c, r_c), (o_p, r_p) = numbers[("child", c)], numbers[("parent", p)]
+                    similarity = _correlation_similarity(_pearson(o_c, o_p), _pearson(r_c, r_p))
+                    measures[name] = "correlation"
+                if math.isnan(similarity):  # not two numbers, or a constant column: compare the joint tables
+                    (o_c, r_c), (o_p, r_p) = codes[("child", c)], codes[("parent", p)]
+                    similarity = 1.0 - total_variation(o_c, o_p, r_c, r_p)
+                    measures[name] = "contingency"
+                pairs[name] = similarity
+        return pairs, measures
 
 
 def total_variation(original_a, original_b, released_a, released_b) -> float:
@@ -179,10 +207,15 @@ def total_variation(original_a, original_b, released_a, released_b) -> float:
     >>> total_variation(np.arange(2), np.zeros(2), np.arange(2, 5), np.zeros(3))
     1.0
     """
-    o = _joint_shares(original_a, original_b)
-    r = _joint_shares(released_a, released_b)
-    cells = o.index.union(r.index)
-    distance = float(np.abs(o.reindex(cells, fill_value=0.0) - r.reindex(cells, fill_value=0.0)).sum() / 2)
+    codes = [np.asarray(c).astype(np.int64) for c in (original_a, original_b, released_a, released_b)]
+    width = max((int(c.max()) for c in codes[1::2] if c.size), default=0) + 1
+    o_cells, o_shares = _joint_shares(codes[0], codes[1], width)
+    r_cells, r_shares = _joint_shares(codes[2], codes[3], width)
+    cells = np.union1d(o_cells, r_cells)  # every cell of either side, in the order of (a, b)
+    o_all, r_all = np.zeros(len(cells)), np.zeros(len(cells))
+    o_all[np.searchsorted(cells, o_cells)] = o_shares
+    r_all[np.searchsorted(cells, r_cells)] = r_shares
+    distance = float(np.abs(o_all - r_all).sum() / 2)
     return float(np.clip(round(distance, 12), 0.0, 1.0))  # the rounding errors of the shares, not a distance
 
 
@@ -196,11 +229,11 @@ def halves_noise_floor(child, parent, groups, types, n_splits: int = DEFAULT_SPL
     parents = np.unique(groups)
     if n_splits <= 0:
         return float("nan")
+    columns = _JoinColumns(child, parent, child, parent, types)
 
     def score(a, b):
-        first, second = np.isin(groups, parents[a]), np.isin(groups, parents[b])
-        pairs, _ = pair_similarities(child[first].reset_index(drop=True), parent[first].reset_index(drop=True),
-                                     child[second].reset_index(drop=True), parent[second].reset_index(drop=True), types)
+        first, second = np.flatnonzero(np.isin(groups, parents[a])), np.flatnonzero(np.isin(groups, parents[b]))
+        pairs, _ = columns.similarities(first, second)
         return float(np.mean(list(pairs.values()))) if pairs else float("nan")
 
     return float(noise_floor(score, parents.size, splits=n_splits, random_state=random_state).value)
@@ -222,9 +255,7 @@ def _compared_columns(schema: Schema, original, anonymized, link: Link, columns)
     return child_cols, parent_cols, types
 
 
-def _correlation_similarity(original_pair, released_pair, kinds) -> float:
-    r_o = _pearson(*original_pair, kinds)
-    r_r = _pearson(*released_pair, kinds)
+def _correlation_similarity(r_o: float, r_r: float) -> float:
     if math.isnan(r_o):
         return float("nan")
     if math.isnan(r_r):  # the release made a column constant: no correlation left
@@ -232,8 +263,7 @@ def _correlation_similarity(original_pair, released_pair, kinds) -> float:
     return 1.0 - abs(r_o - r_r) / 2
 
 
-def _pearson(x: pd.Series, y: pd.Series, kinds) -> float:
-    a, b = numeric_values(x, kinds[0]), numeric_values(y, kinds[1])
+def _pearson(a: np.ndarray, b: np.ndarray) -> float:
     keep = ~(np.isnan(a) | np.isnan(b))
     a, b = a[keep], b[keep]
     if a.size < 2 or a.std() == 0 or b.std() == 0:
@@ -241,8 +271,36 @@ def _pearson(x: pd.Series, y: pd.Series, kinds) -> float:
     return float(np.corrcoef(a, b)[0, 1])
 
 
-def _joint_shares(a: np.ndarray, b: np.ndarray) -> pd.Series:
-    if len(a) == 0:
-        return pd.Series(dtype=float)
-    cells = pd.Series(np.ones(len(a))).groupby([np.asarray(a), np.asarray(b)]).sum()
-    return cells / len(a)
+def _joint_shares(a: np.ndarray, b: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """The cells ``a * width + b`` held, sorted, and the share of the rows in each."""
+    cells, counts = np.unique(a * width + b, return_counts=True)
+    return cells, counts.astype(np.float64) / max(len(a), 1)
+
+
+def _one_code(original: np.ndarray, released: np.ndarray) -> bool:
+    """Whether two arrays of codes hold one code at most between them."""
+    both = np.concatenate([original, released])
+    return both.size == 0 or both.min() == both.max()
+
+
+def _rows(values: np.ndarray, rows) -> np.ndarray:
+    return values if rows is None else values[rows]
+
+
+class _Column(NamedTuple):
+    """One column of both joins (:class:`_JoinColumns`): its bins (:class:`relanon.common.binning.RowBins`,
+    the bins of :func:`relanon.common.link_binning.bin_codes`), and for numbers the floats correlated."""
+
+    bins: RowBins
+    numbers: tuple | None
+
+    def codes(self, original_rows, released_rows):
+        """Bin codes of the rows compared, bins fitted on the original rows."""
+        return self.bins.codes(original_rows, released_rows)[:2]
+
+
+def _column(original: pd.Series, released: pd.Series, kind: str) -> _Column:
+    if kind in NUMERIC_KINDS:
+        return _Column(RowBins(binned_numbers(original, kind), binned_numbers(released, kind), numeric=True),
+                       (numeric_values(original, kind), numeric_values(released, kind)))
+    return _Column(RowBins(original.astype(object), released.astype(object), numeric=False), None)

@@ -16,13 +16,13 @@ import pandas as pd
 
 from relanon.common.errors import ParameterError
 from relanon.common.options import check_integer
-from relanon.engine.columns import CATEGORICAL_KINDS, check_columns_present, column_types, numeric_values
+from relanon.engine.columns import check_columns_present, column_types
 from relanon.engine.factor_space import FactorSpace
 from relanon.engine.neighbours import count_closer_and_tied, cross_neighbours, tie_tolerance
 from relanon.metrics.base import HIGHER, TARGETS, Metric
+from relanon.metrics.inference import SPACE_SEED, inference
 
 DEFAULT_SAMPLE_SIZE = 10_000
-SPACE_SEED = 0  # the start vector of the Lanczos iterations on wide tables: one metric space per table
 
 
 # --------------------------------------------------------------------------- the space
@@ -82,7 +82,7 @@ def closer_avatar_counts(original_coords, avatar_coords, pairing, *, rows=None) 
     return _closer_and_tied(original_coords, avatar_coords, pairing, rows)[0]
 
 
-def _closer_and_tied(original_coords, avatar_coords, pairing, rows) -> tuple[np.ndarray, np.ndarray]:
+def _closer_and_tied(original_coords, avatar_coords, pairing, rows, progress=None) -> tuple[np.ndarray, np.ndarray]:
     """Avatars strictly closer to each original than its own, and avatars as close as its own (itself included)."""
     original_coords = np.asarray(original_coords, dtype=np.float64)
     avatar_coords = np.asarray(avatar_coords, dtype=np.float64)
@@ -90,7 +90,7 @@ def _closer_and_tied(original_coords, avatar_coords, pairing, rows) -> tuple[np.
     own = avatar_coords[_avatar_of(pairing, len(original_coords), len(avatar_coords))[rows]]
     queries = original_coords[rows]
     distances = np.sqrt(((queries - own) ** 2).sum(axis=1))
-    closer, tied = count_closer_and_tied(avatar_coords, queries, distances)
+    closer, tied = count_closer_and_tied(avatar_coords, queries, distances, progress=progress)
     return closer, np.maximum(tied, 1)  # its own avatar ties with itself, whatever the last bits say
 
 
@@ -155,12 +155,12 @@ def _local_cloaking(closer: np.ndarray, tied: np.ndarray) -> Metric:
     )
 
 
-def _closest_original_distances(original_coords, avatar_coords, rows) -> tuple[np.ndarray, float]:
+def _closest_original_distances(original_coords, avatar_coords, rows, progress=None) -> tuple[np.ndarray, float]:
     """Each avatar's distances to its two closest originals, and the distance under which they are a tie."""
     original_coords = np.asarray(original_coords, dtype=np.float64)
     avatar_coords = np.asarray(avatar_coords, dtype=np.float64)
     queries = avatar_coords[_rows(rows, len(avatar_coords))]
-    distances = cross_neighbours(original_coords, queries, min(2, len(original_coords))).distances
+    distances = cross_neighbours(original_coords, queries, min(2, len(original_coords)), progress=progress).distances
     return distances, tie_tolerance(original_coords, queries)
 
 
@@ -324,102 +324,12 @@ def _holding_missing(dtype, released: pd.Series):
     return dtype
 
 
-# --------------------------------------------------------------------------- inference attack
-
-
-def inference(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, known, sensitive, ncp=None,
-              rows=None) -> list[Metric]:
-    """How badly an attacker guesses sensitive values from the avatars, knowing other values.
-
-    The attacker knows the ``known`` columns of a record, finds the closest avatar on those columns
-    (in a factor space of the known columns fitted on the originals) and reads its ``sensitive``
-    values, as in the avatar method's authors' inference metrics. Higher is safer:
-
-    - ``inference_categorical``: % of wrong guesses (a missing value guessed missing is right);
-    - ``inference_continuous``: mean symmetric absolute percentage error
-      ``200 * |guess - truth| / (|guess| + |truth|)`` (0 when both are 0 or both missing, 200 when
-      only one is missing); datetimes are measured from the earliest original date.
-
-    Each metric is the worst (lowest) over the sensitive columns of its kind; ``breakdown`` has
-    every column.
-
-    Parameters
-    ----------
-    known, sensitive : sequence of str
-        Released columns known to the attacker, and the columns it tries to infer (disjoint).
-    rows : array of int, optional
-        Original positions attacked (default: all).
-
-    Examples
-    --------
-    >>> o = pd.DataFrame({"age": [20, 40, 60], "smoker": ["no", "yes", "no"]})
-    >>> a = pd.DataFrame({"age": [21, 41, 59], "smoker": ["no", "no", "no"]})
-    >>> [round(m.value, 1) for m in inference(o, a, {"age": "integer", "smoker": "categorical"},
-    ...                                       known=["age"], sensitive=["smoker"])]
-    [33.3]
-    """
-    types, _ = column_types(columns)
-    known, sensitive = list(known or ()), list(sensitive or ())
-    unknown = [c for c in known + sensitive if c not in types]
-    if unknown:
-        raise ParameterError(f"known/sensitive columns must be released columns; unknown: {', '.join(map(str, unknown))}")
-    if set(known) & set(sensitive):
-        raise ParameterError(f"a column cannot be both known and sensitive: {', '.join(map(str, set(known) & set(sensitive)))}")
-    if not known or not sensitive:
-        raise ParameterError("the inference metrics need at least one known and one sensitive column")
-    rows = _rows(rows, len(original))
-    space = FactorSpace({c: types[c] for c in known}, n_components=ncp, random_state=SPACE_SEED, name="original").fit(original)
-    attacked = original.iloc[rows]
-    closest = cross_neighbours(space.transform(avatars), space.transform(attacked), 1).indices[:, 0]
-    scores: dict[str, dict] = {"inference_categorical": {}, "inference_continuous": {}}
-    for column in sensitive:
-        truth, guess = attacked[column], avatars[column].iloc[closest]
-        if types[column] in CATEGORICAL_KINDS:
-            scores["inference_categorical"][column] = _wrong_guesses(truth, guess)
-        else:
-            origin = np.nanmin(numeric_values(original[column], types[column])) if types[column] == "datetime" else 0.0
-            scores["inference_continuous"][column] = _smape(
-                numeric_values(truth, types[column]) - origin, numeric_values(guess, types[column]) - origin
-            )
-    descriptions = {
-        "inference_categorical": "Share of wrong guesses of a sensitive categorical value by an attacker who knows "
-        "other values of a record and reads them off its closest avatar (worst sensitive column).",
-        "inference_continuous": "Mean percentage error of an attacker guessing a sensitive numeric value from the "
-        "avatar closest on the known values (worst sensitive column).",
-    }
-    return [
-        Metric(name, float(min(per_column.values())), TARGETS[name], HIGHER, descriptions[name],
-               {"per_column": per_column, "known": known, "records": int(len(rows))})
-        for name, per_column in scores.items() if per_column
-    ]
-
-
-def _wrong_guesses(truth: pd.Series, guess: pd.Series) -> float:
-    t_missing, g_missing = pd.isna(truth).to_numpy(), pd.isna(guess).to_numpy()
-    # missing as None, which compares: pandas' NA (a value released missing in a boolean column) does not
-    t = np.where(t_missing, None, np.asarray(truth, dtype=object))
-    g = np.where(g_missing, None, np.asarray(guess, dtype=object))
-    right = np.where(t_missing | g_missing, t_missing & g_missing, t == g)
-    return float(100.0 * (1.0 - right.mean())) if len(right) else float("nan")
-
-
-def _smape(truth: np.ndarray, guess: np.ndarray) -> float:
-    t_missing, g_missing = np.isnan(truth), np.isnan(guess)
-    both = t_missing & g_missing
-    one = t_missing ^ g_missing
-    denominator = np.abs(truth) + np.abs(guess)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        error = np.where(denominator > 0, 200.0 * np.abs(guess - truth) / denominator, 0.0)
-    error = np.where(both, 0.0, np.where(one, 200.0, error))
-    return float(error.mean()) if len(error) else float("nan")
-
-
 # --------------------------------------------------------------------------- all at once
 
 
 def privacy(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, pairing=None, ncp=None, weights=None,
             sample_size: int = DEFAULT_SAMPLE_SIZE, random_state=None, known=None, sensitive=None,
-            name: str = "table") -> list[Metric]:
+            name: str = "table", progress=None) -> list[Metric]:
     """The privacy metrics of a single table's release.
 
     Parameters
@@ -445,6 +355,9 @@ def privacy(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, pairing=N
         When both are given, the inference metrics are added (see :func:`inference`).
     name : str
         The table's name, used in error messages.
+    progress : callable, optional
+        ``progress(done, total)`` is called as the distance searches advance (the number of
+        queries answered, then one unit per remaining measure), so that a long view moves a bar.
 
     Returns
     -------
@@ -470,19 +383,45 @@ def privacy(original: pd.DataFrame, avatars: pd.DataFrame, columns, *, pairing=N
     rng = np.random.default_rng(random_state)
     original_rows = _sample(len(original), sample_size, rng)
     avatar_rows = _sample(len(avatars), sample_size, rng)
+    # the bar's units: each search's queries (the hidden rate searches twice), then one per other measure
+    searched = 2 * len(original_rows) if pairing is not None else 0
+    total = searched + len(avatar_rows) + 2 + bool(known or sensitive)
+    report = _Report(progress, total)
     metrics = []
     if pairing is not None:
-        closer, tied = _closer_and_tied(original_coords, avatar_coords, pairing, original_rows)
+        closer, tied = _closer_and_tied(original_coords, avatar_coords, pairing, original_rows,
+                                        report.part(0, searched))
         metrics += [_hidden_rate(closer, tied), _local_cloaking(closer, tied)]
-    distances, tolerance = _closest_original_distances(original_coords, avatar_coords, avatar_rows)
+    distances, tolerance = _closest_original_distances(original_coords, avatar_coords, avatar_rows,
+                                                       report.part(searched, len(avatar_rows)))
     metrics.append(_distance_to_closest(distances, tolerance))
     if distances.shape[1] == 2:
         metrics.append(_closest_distances_ratio(distances, tolerance))
     metrics.append(row_direct_match_protection(original, avatars, types))
+    report(searched + len(avatar_rows) + 1)
     metrics.append(column_direct_match_protection(original, avatars, types))
+    report(searched + len(avatar_rows) + 2)
     if known or sensitive:
         metrics += inference(original, avatars, types, known=known, sensitive=sensitive, ncp=ncp, rows=original_rows)
+    report(total)
     return metrics
+
+
+class _Report:
+    """Calls ``progress(done, total)``, if given; :meth:`part` makes the hook of a search whose own
+    ``(done, of)`` covers ``size`` units from ``offset``."""
+
+    def __init__(self, progress, total: int):
+        self.progress, self.total = progress, total
+
+    def __call__(self, done: int) -> None:
+        if self.progress is not None:
+            self.progress(done, self.total)
+
+    def part(self, offset: int, size: int):
+        if self.progress is None:
+            return None
+        return lambda done, of: self(offset + size * done // max(of, 1))
 
 
 def _sample(n: int, size: int, rng: np.random.Generator) -> np.ndarray:

@@ -46,6 +46,8 @@ METRICS_SEED = 0
 """Seed of the metrics' samples and noise-floor halves when none is given: the same release gets the
 same figures from ``relanon anonymize``, ``demo``, ``evaluate`` and ``report``."""
 
+# The parts of the evaluation bar one view's privacy counts for: its distance searches take most of a view's time.
+PRIVACY_PARTS = 10
 PAIRING_METRICS = ("hidden_rate", "local_cloaking")
 TARGETS = {**TARGETS, "children_per_parent": 0.9, "referential_integrity": REFERENTIAL_INTEGRITY_TARGET,
            "link_fidelity": LINK_FIDELITY_TARGET}
@@ -91,22 +93,26 @@ def evaluate(schema: Schema, original, anonymized, result=None, *, sample_size: 
     for table in schema:
         if len(original[table.name]) == 0:
             continue
-        with report.step(f"evaluate {table.name}", unit="measures") as step:
+        with report.step(f"evaluate {table.name}", unit="parts") as step:
             pairing = _pairing(result, table.name, len(original[table.name]), len(anonymized[table.name]))
             original_views = {v.name: v for v in views(schema, original, table.name, columns)}
             released_views = {v.name: v for v in views(schema, anonymized, table.name, columns)}
-            # the bar moves after each measure of each view (privacy, signal, link fidelity), not once a view
-            total = sum(1 + table.individual + (v.scenario == TO_BOTTOM_PROPAGATED) for v in original_views.values())
+            # the bar moves after each measure of each view (signal, link fidelity: a part each) and, within
+            # a view's privacy (PRIVACY_PARTS parts), as its distance searches advance
+            total = sum(PRIVACY_PARTS * table.individual + 1 + (v.scenario == TO_BOTTOM_PROPAGATED)
+                        for v in original_views.values())
             done = 0
             step(done, total)
             for name, view in original_views.items():
                 released = released_views[name]
                 if table.individual:
+                    start = done
                     records += [
                         ("privacy", view, m)
-                        for m in _privacy(schema, view, released, pairing, table, sample_size, rng)
+                        for m in _privacy(schema, view, released, pairing, table, sample_size, rng,
+                                          lambda d, of, start=start, total=total: step(start + PRIVACY_PARTS * d // max(of, 1), total))
                     ]
-                    done += 1
+                    done += PRIVACY_PARTS
                     step(done, total)
                 records += [("signal", view, m) for m in _signal(view, released)]
                 done += 1
@@ -213,13 +219,14 @@ def _pairing(result, table: str, n_original: int, n_released: int):
     return positions
 
 
-def _privacy(schema: Schema, view: View, released: View, pairing, table, sample_size, rng) -> list[Metric]:
+def _privacy(schema: Schema, view: View, released: View, pairing, table, sample_size, rng, progress=None) -> list[Metric]:
     if len(view.frame) < 2 or len(released.frame) < 1 or not view.types:
         return []
     known, sensitive = _inference_roles(view, table)
     metrics = privacy(
         view.frame, released.frame, view.types, pairing=pairing, ncp=table.anonymize.ncp, weights=_view_weights(schema, view),
         sample_size=sample_size, random_state=rng, known=known, sensitive=sensitive, name=view.name,
+        progress=progress,
     )
     if view.scenario == STANDALONE and table.anonymize.method == Method.AVATAR:
         # the rule of rare values, checked on the release: the counts the run used (min_count, default k)

@@ -25,7 +25,7 @@ from relanon.schema.cross_rules import aggregate
 from relanon.schema.graph import topological_order
 from relanon.schema.model import Schema
 
-__all__ = ["obey_cross_rules"]
+__all__ = ["from_parent", "made", "obey_cross_rules", "typed_totals"]
 
 
 def obey_cross_rules(schema: Schema, tables: dict[str, pd.DataFrame]) -> list[str]:
@@ -55,27 +55,30 @@ def obey_cross_rules(schema: Schema, tables: dict[str, pd.DataFrame]) -> list[st
     for name in order:  # copies and bounds: a parent's values are final before its children take them
         for fk in schema[name].foreign_keys:
             for rule in fk.rules:
-                if rule.kind in ("copy", "within") and _made(schema, name):
-                    _from_parent(rule, tables[name], tables[fk.references], fk.column, schema[fk.references].primary_key)
+                if rule.kind in ("copy", "within") and made(schema, name):
+                    from_parent(rule, tables[name], tables[fk.references], fk.column, schema[fk.references].primary_key)
                     done.append(f"{name}.{fk.column} -> {fk.references}: {rule}")
     for name in reversed(order):  # aggregates: the children's values are final before their parent sums them
         for fk in schema[name].foreign_keys:
             for rule in fk.rules:
-                if rule.kind in ("sum", "count") and _made(schema, fk.references):
+                if rule.kind in ("sum", "count") and made(schema, fk.references):
                     parent = tables[fk.references]
                     totals = aggregate(rule, tables[name], parent, fk.column, schema[fk.references].primary_key)
-                    parent[rule.parent[0]] = _typed(totals, parent[rule.parent[0]])
+                    parent[rule.parent[0]] = typed_totals(totals, parent[rule.parent[0]])
                     done.append(f"{name}.{fk.column} -> {fk.references}: {rule}")
     return done
 
 
-def _made(schema: Schema, name: str) -> bool:
+def made(schema: Schema, name: str) -> bool:
     """Whether relanon makes the table's values (avatar method): a table released as it is, or whose records are
     real (keep, anatomize, bucketize), is never rewritten; the verdict counts the rules it breaks."""
     return schema[name].anonymize.method == Method.AVATAR
 
 
-def _from_parent(rule, child: pd.DataFrame, parent: pd.DataFrame, fk_column: str, parent_key: str) -> None:
+def from_parent(rule, child: pd.DataFrame, parent: pd.DataFrame, fk_column: str, parent_key: str) -> None:
+    """Apply a ``copy`` or ``within`` rule to ``child`` in place: its linked rows take their parent's value, or the
+    nearer of its bounds when outside them. ``parent`` needs only the parents the children link to (with at least
+    one row)."""
     positions = pd.Index(parent[parent_key]).get_indexer(child[fk_column])
     linked = positions >= 0
     if rule.kind == "copy":
@@ -101,7 +104,7 @@ def _above(value: pd.Series, limit: pd.Series) -> np.ndarray:
     return (value > limit).fillna(False).to_numpy(dtype=bool)
 
 
-def _typed(totals: np.ndarray, like: pd.Series) -> pd.Series:
+def typed_totals(totals: np.ndarray, like: pd.Series) -> pd.Series:
     """Totals in the dtype of the column they replace (whole numbers rounded)."""
     out = pd.Series(totals, index=like.index)
     if pd.api.types.is_float_dtype(like.dtype):

@@ -58,6 +58,9 @@ from relanon.schema.shapes import companion_name
 from relanon.schema.text_formats import formats_of, with_formats
 from relanon.schema.validation import check_database
 
+LINK_UNITS = {"linear_sum": "groups", "minimum_distance": "children"}
+"""What the progress of a link counts: groups of children solved exactly, or children placed."""
+
 
 def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> AnonymizationResult:
     """Anonymize a whole database, table by table from the top of the schema graph down.
@@ -104,7 +107,8 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
         if releases[name].method == "avatar":  # a parent's numbers of children on its links go together
             settle_counts(schema, name, original, releases[name], rng_counts)
         for link in parent_links(schema, name):
-            with report.step(f"link {name}.{link.column} -> {link.parent} ({link.method})", unit="blocks") as step:
+            with report.step(f"link {name}.{link.column} -> {link.parent} ({link.method})",
+                             unit=LINK_UNITS.get(link.method, "steps")) as step:
                 linked = relink(schema, link, original, releases, rng_links, progress=step)
                 step.detail = f"{int(linked.notna().sum()):,} of {len(linked):,} rows linked"
             releases[name].frame[link.column] = linked
@@ -123,8 +127,8 @@ def anonymize(schema: Schema, database, *, random_state=None, progress=True) -> 
             # the rows it re-draws aim at their avatar values: values that obey the rules, as the Dask
             # engine's avatars do (it applies them in each batch), so that one batch there is this release
             obey(releases[name])
-            with report.step(f"{name}: anchor on linked parents") as step:
-                step.detail = f"{anchor_on_parents(schema, name, releases, rng_anchor):,} rows re-drawn"
+            with report.step(f"{name}: anchor on linked parents", unit="rows") as step:
+                step.detail = f"{anchor_on_parents(schema, name, releases, rng_anchor, progress=step):,} rows re-drawn"
         if releases[name].column_rules:
             # after the links and the anchoring, which re-draw rows: every released row obeys the rules
             with report.step(f"{name}: rules between columns") as step:
@@ -237,7 +241,7 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
     n = len(frame)
     k = ncp = None
     generalized = ()
-    with report.step(f"{table.name}: avatarize") as step:
+    with report.step(f"{table.name}: avatarize", unit="stages") as step:
         if n == 0 or not types:
             avatars, pairing = enriched, rng_avatar.permutation(n)
             avatars = enriched.iloc[pairing].reset_index(drop=True)
@@ -249,7 +253,8 @@ def _avatar_release(schema, table: Table, original, released, rng_avatar, rng_ke
             rules = dict(settings.small_groups)
             holders = rules.pop("combination_holders")
             result = avatarize_in_run(
-                enriched, types, RunHooks(drawn=tuple(counts), groups=parent_groups(schema, table.name, frame), **rules),
+                enriched, types, RunHooks(drawn=tuple(counts), groups=parent_groups(schema, table.name, frame), progress=step,
+                                  **rules),
                 k=k, ncp=table.anonymize.ncp, weights=weights, random_state=rng_avatar, name=table.name,
                 min_counts=settings.min_counts, sensitive=list(settings.sensitive), combination_holders=holders,
             )

@@ -144,8 +144,10 @@ def attacks_section(assessment) -> str:
         "(inconclusive) when a risk is below that but its upper bound is not, and even a release that leaked "
         "nothing could not have shown an upper bound below it with so few people (the no-leak bound); red "
         "otherwise: a leak measured.</p>"
-        "<ul><li><strong>Singling out</strong>: predicates read off the release (a rare value, "
-        "a combination of three values) that isolate exactly one person.</li>"
+        "<ul><li><strong>Singling out</strong>: predicates read off the release (a rare value; or a random "
+        "released row's values on three random columns, a bound towards the tail for a number, as anonymeter "
+        "writes them) that exactly one person of the data satisfies; the control success is the chance of "
+        "that had the release learned nothing about who is in the data.</li>"
         "<li><strong>Linkability</strong>: two partial records of a person (say, the quasi-identifiers "
         "and the number of visits on one side, the other columns on the other) joined through the "
         "closest released rows.</li>"
@@ -198,8 +200,8 @@ def _evidence(assessment) -> str:
         if attack.attack != "singling_out" or not attack.evidence or attack.passed is not False:
             continue
         shown = "".join(f"<li><code>{_e(p)}</code></li>" for p in attack.evidence[:5])
-        items.append(f"<p>{_e(attack.view)}, {_e(attack.target)}: predicates that single out a training person "
-                     f"and no control person (first {min(5, len(attack.evidence))}):</p><ul>{shown}</ul>")
+        items.append(f"<p>{_e(attack.view)}, {_e(attack.target)}: predicates that exactly one training person "
+                     f"satisfies (first {min(5, len(attack.evidence))}):</p><ul>{shown}</ul>")
     if not items:
         return ""
     return ("<h3>What singles people out</h3><p class=\"note\">These predicates show values of the training "

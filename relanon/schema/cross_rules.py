@@ -26,7 +26,7 @@ import pandas as pd
 
 from relanon.common.errors import Problem
 
-__all__ = ["KINDS", "CrossRule", "broken_rows", "find_cross_rules", "rule_problems"]
+__all__ = ["KINDS", "CrossRule", "aggregate", "broken_rows", "find_cross_rules", "rule_problems", "totals_of_children"]
 
 KINDS = ("copy", "sum", "count", "within")
 MIN_ROWS = 20  # child rows (parents for sum and count) where a rule must hold before it is proposed
@@ -181,6 +181,23 @@ def aggregate(rule: CrossRule, child: pd.DataFrame, parent: pd.DataFrame, fk_col
     return _aggregate(rule, child, parent, fk_column, parent_key)
 
 
+def totals_of_children(rule: CrossRule, child: pd.DataFrame, fk_column: str) -> pd.Series:
+    """Per parent key of ``child[fk_column]``, the number of its children (``count``) or the sum of their column
+    (``sum``; missing when every value is): what :func:`aggregate` gives each parent, and what the Dask engine adds
+    up over the batches of children.
+
+    Examples
+    --------
+    >>> child = pd.DataFrame({"inv": [1, 1, 2], "amount": [2.0, 3.0, 1.0]})
+    >>> totals_of_children(CrossRule("sum", "amount", ("total",)), child, "inv").to_dict()
+    {1: 5.0, 2: 1.0}
+    """
+    keys = child[fk_column]
+    if rule.kind == "count":
+        return keys.value_counts()
+    return pd.Series(_numbers(child[rule.column]), index=child.index).groupby(keys.to_numpy()).sum(min_count=1)
+
+
 # --------------------------------------------------------------------------- helpers
 
 
@@ -201,12 +218,8 @@ def _holds(rule, child, parent, fk_column, parent_key) -> bool:
 
 
 def _aggregate(rule, child, parent, fk_column, parent_key) -> np.ndarray:
-    keys = child[fk_column]
-    if rule.kind == "count":
-        totals = keys.value_counts()
-    else:
-        totals = pd.Series(_numbers(child[rule.column]), index=child.index).groupby(keys.to_numpy()).sum(min_count=1)
-    return totals.reindex(parent[parent_key].to_numpy()).fillna(0).to_numpy(dtype=np.float64)
+    return totals_of_children(rule, child, fk_column).reindex(parent[parent_key].to_numpy()).fillna(0).to_numpy(
+        dtype=np.float64)
 
 
 def _joined(child, parent, fk_column, parent_key, child_columns, parent_columns) -> pd.DataFrame:

@@ -11,6 +11,7 @@ import numpy as np
 from relanon.common import progress as progress_module
 from relanon.common.progress import Progress, format_duration
 from relanon.multitable.linking import match_linear_sum
+from relanon.multitable.linking.assignment import ARCS_SHARE, FLOW_SHARE
 
 
 def test_one_line_per_step_off_a_terminal(capsys):
@@ -71,7 +72,7 @@ def test_warnings_go_above_the_bar(monkeypatch):
     assert "warning: something to know\n" in terminal.getvalue()
 
 
-def test_linear_sum_reports_every_block_and_repair_pass():
+def test_linear_sum_reports_every_block_repair_pass_arcs_and_flow():
     rng = np.random.default_rng(0)
     parents, children = rng.normal(size=(300, 2)), rng.normal(size=(3000, 2))
     counts = np.full(300, 10)
@@ -81,8 +82,10 @@ def test_linear_sum_reports_every_block_and_repair_pass():
     totals = {total for _, total in calls}
     assert len(totals) == 1
     [total] = totals
-    assert total == 8 * 3  # 3,000 children cut into 8 blocks of at most 500, solved once and repaired twice
-    assert [done for done, _ in calls] == list(range(1, total + 1))
+    groups = 8 * 3  # 3,000 children cut into 8 blocks of at most 500, solved once and repaired twice
+    arcs = groups + int(np.ceil(ARCS_SHARE * groups))  # then the candidate arcs and the flow, counted in groups
+    assert total == groups + int(np.ceil((ARCS_SHARE + FLOW_SHARE) * groups))
+    assert [done for done, _ in calls] == [*range(1, groups + 1), arcs, total]
 
 
 def test_small_links_report_one_exact_solve():

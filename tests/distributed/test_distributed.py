@@ -63,13 +63,6 @@ def two_workers():
 
 
 @pytest.fixture(scope="module")
-def one_worker():
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
 def batched(demo, parts, two_workers, tmp_path_factory):
     schema, _ = demo
     out = tmp_path_factory.mktemp("batched") / "release"

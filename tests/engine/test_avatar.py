@@ -382,3 +382,16 @@ def test_avatarize_takes_the_users_options_and_a_run_gives_its_hooks_apart():
     unshifted = avatarize_in_run(people, types, RunHooks(shift_numbers=False), k=5, random_state=4, min_counts=3,
                                  sensitive=["sex"])
     assert not unshifted.avatars["age"].equals(alone.avatars["age"])  # the hooks are read: the test can fail
+
+
+def test_the_run_hears_each_stage_of_the_avatarization_and_the_avatars_do_not_change():
+    rng = np.random.default_rng(5)
+    people = pd.DataFrame({"age": rng.integers(20, 80, 200).astype(float), "sex": rng.choice(["F", "M"], 200),
+                           "income": rng.normal(3000, 500, 200)})
+    types = {"age": "continuous", "sex": "categorical", "income": "continuous"}
+    calls = []
+    heard = avatarize_in_run(people, types, RunHooks(progress=lambda done, total: calls.append((done, total))),
+                             k=5, random_state=1, sensitive=["income"])
+    plain = avatarize_in_run(people, types, RunHooks(), k=5, random_state=1, sensitive=["income"])
+    pd.testing.assert_frame_equal(heard.avatars, plain.avatars)
+    assert [d for d, _ in calls] == list(range(7)) and {t for _, t in calls} == {6}

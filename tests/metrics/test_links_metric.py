@@ -174,3 +174,32 @@ tables:
     db["parents"] = pd.DataFrame({"pid": [1, 2], "name": ["Ann", "Bob"]})
     metric = link_fidelity(schema, db, db, all_links(schema)[0], n_splits=0)
     assert np.isnan(metric.value) and metric.target is None and metric.passed is None
+
+
+def test_the_halves_floor_is_the_mean_score_of_the_halves_binned_on_their_own_rows():
+    """Each half of the floor is binned on its own rows, as a release is on its original: a value the first half
+    lacks is "other" for it, a number's bins are the first half's quantiles, a label never sorted keeps its
+    rows' own order."""
+    from relanon.metrics.links import halves_noise_floor
+    from relanon.metrics.noise_floor import half_splits
+
+    rng = np.random.default_rng(3)
+    n, parents = 400, 60
+    groups = rng.integers(0, parents, n)
+    child = pd.DataFrame({
+        "y": rng.normal(size=n),
+        "when": pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 900, n), unit="D"),
+        "g": pd.Series(rng.choice(["a", "b", "c", "rare", None], n, p=[0.4, 0.3, 0.2, 0.05, 0.05]), dtype=object),
+        "mixed": pd.Series(rng.choice(np.array([1, "one", 2.5], dtype=object), n), dtype=object),
+    })
+    parent = pd.DataFrame({"x": rng.normal(size=parents)[groups], "h": rng.choice(["p", "q", "r"], parents)[groups]})
+    types = {("child", "y"): "continuous", ("child", "when"): "datetime", ("child", "g"): "categorical",
+             ("child", "mixed"): "categorical", ("parent", "x"): "continuous", ("parent", "h"): "categorical"}
+    scores, held = [], np.unique(groups)
+    for a, b in half_splits(len(held), 5, 0):
+        first, second = np.isin(groups, held[a]), np.isin(groups, held[b])
+        pairs, _ = pair_similarities(child[first].reset_index(drop=True), parent[first].reset_index(drop=True),
+                                     child[second].reset_index(drop=True), parent[second].reset_index(drop=True),
+                                     types)
+        scores.append(np.mean(list(pairs.values())))
+    assert halves_noise_floor(child, parent, groups, types, 5, 0) == pytest.approx(np.mean(scores), abs=1e-12)

@@ -273,3 +273,24 @@ def test_metrics_read_as_a_table_and_plain_data():
     assert frame.loc["hidden_rate", "value"] == 95.0 and bool(frame.loc["hidden_rate", "passed"])
     with pytest.raises(ValueError, match="direction"):
         Metric("m", 1.0, 1.0, "up", "d")
+
+
+def test_privacy_moves_a_bar_through_its_distance_searches_and_changes_no_figure():
+    """A view of many people reports its searches by parts (a bar that moves), ending at its total."""
+    from relanon.engine.neighbours import PROGRESS_QUERIES
+    from relanon.metrics.privacy import privacy
+
+    rng = np.random.default_rng(3)
+    n = 2 * PROGRESS_QUERIES + 100
+    people = pd.DataFrame({"x": rng.normal(size=n), "y": rng.normal(size=n)})
+    released = people.sample(frac=1.0, random_state=1).reset_index(drop=True) + 0.01
+    pairing = people.sample(frac=1.0, random_state=1).index.to_numpy()
+    types = {"x": "continuous", "y": "continuous"}
+    calls = []
+    with_bar = privacy(people, released, types, pairing=pairing, random_state=0,
+                       progress=lambda done, total: calls.append((done, total)))
+    quiet = privacy(people, released, types, pairing=pairing, random_state=0)
+    assert [(m.name, m.value) for m in with_bar] == [(m.name, m.value) for m in quiet]
+    done = [d for d, _ in calls]
+    assert len({t for _, t in calls}) == 1 and calls[-1][0] == calls[-1][1]
+    assert done == sorted(done) and len(set(done)) >= 7  # 3 searches of 3 parts each, then the other measures

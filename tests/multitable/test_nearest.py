@@ -91,7 +91,7 @@ def test_a_minimum_distance_link_keeps_the_shape_of_children_per_parent(small_ho
             release = small_hospital_release.tables
         else:  # every child to its nearest parent, whatever the others do
             monkeypatch.setattr(foreign_keys.nearest, "nearest_with_room",
-                                lambda children, parents, _rooms: match_minimum_distance(children, parents))
+                                lambda children, parents, *_: match_minimum_distance(children, parents))
             release = anonymize(schema, db, random_state=5, progress=False).tables
         original, released = children_per_parent(db, schema, link), children_per_parent(release, schema, link)
         scores[rooms] = 1 - stats.ks_2samp(original, released).statistic

@@ -87,21 +87,18 @@ def probit(confidence: float) -> float:
     return float(norm.ppf(0.5 * (1.0 + confidence)))
 
 
-def success_rate(n_success: float, n_attacks: int, confidence: float = CONFIDENCE, *, scale: float = 1.0,
+def success_rate(n_success: float, n_attacks: int, confidence: float = CONFIDENCE, *,
                  design_effect: float = 1.0) -> SuccessRate:
     """Wilson estimate of a success rate, with its confidence interval.
 
     Parameters
     ----------
     n_success : float
-        Successful attacks, between 0 and ``n_attacks``.
+        Successful attacks, between 0 and ``n_attacks`` (a fraction for an expected count).
     n_attacks : int
         Attacks made.
     confidence : float
         Confidence level of the interval.
-    scale : float
-        Factor bringing the successes, counted on a small group, to the size of a larger one
-        (the value uses the scaled count; the error is the count's error times ``scale``).
     design_effect : float
         How much correlated attacks widen the interval (Kish): it is computed for
         ``n_attacks / design_effect`` independent attacks. 1 for independent attacks.
@@ -111,8 +108,6 @@ def success_rate(n_success: float, n_attacks: int, confidence: float = CONFIDENC
     >>> rate = success_rate(50, 100)
     >>> round(rate.value, 3), round(rate.low, 3), round(rate.high, 3)
     (0.5, 0.404, 0.596)
-    >>> round(success_rate(10, 100, scale=4.0).value, 3)
-    0.404
     >>> round(success_rate(50, 100, design_effect=4.0).error / rate.error, 2)
     1.9
     >>> success_rate(0, 0).value
@@ -120,8 +115,8 @@ def success_rate(n_success: float, n_attacks: int, confidence: float = CONFIDENC
     """
     if n_attacks < 0 or n_success < 0 or n_success > n_attacks:
         raise ParameterError(f"successes must be between 0 and the number of attacks, got {n_success} of {n_attacks}")
-    if not scale > 0 or not design_effect >= 1:
-        raise ParameterError(f"scale must be positive and design_effect at least 1, got {scale!r} and {design_effect!r}")
+    if not design_effect >= 1:
+        raise ParameterError(f"design_effect must be at least 1, got {design_effect!r}")
     if n_attacks == 0:
         nan = float("nan")
         return SuccessRate(nan, nan, nan, nan, 0.0, 0)
@@ -129,25 +124,32 @@ def success_rate(n_success: float, n_attacks: int, confidence: float = CONFIDENC
     z2 = z * z
     n, s = n_attacks / design_effect, n_success / design_effect
     denominator = n + z2
-    error = scale * (z / denominator) * math.sqrt(s * (n - s) / n + 0.25 * z2)
-    s = min(s * scale, n)
+    error = (z / denominator) * math.sqrt(s * (n - s) / n + 0.25 * z2)
     value = (s + 0.5 * z2) / denominator
-    return SuccessRate(value, error, _bounded(value - error), _bounded(value + error),
-                       min(n_success * scale, float(n_attacks)), int(n_attacks))
+    return SuccessRate(value, error, _bounded(value - error), _bounded(value + error), float(n_success),
+                       int(n_attacks))
 
 
-def residual_risk(main: SuccessRate, control: SuccessRate, *, covariance: float = 0.0,
-                  confidence: float = CONFIDENCE) -> Risk:
+def expected_rate(n_expected: float, n_attacks: int, confidence: float = CONFIDENCE, *,
+                  design_effect: float = 1.0) -> SuccessRate:
+    """A success rate known exactly rather than counted: the expected successes of a model with no
+    unknown part (singling out's chance of success under a random split). Same point estimate as
+    :func:`success_rate` for as many successes, so that equal rates give a risk of 0, and no error.
+
+    Examples
+    --------
+    >>> rate = expected_rate(40.5, 200)
+    >>> rate.value == success_rate(40.5, 200).value, rate.error, rate.low == rate.high == rate.value
+    (True, 0.0, True)
+    """
+    counted = success_rate(n_expected, n_attacks, confidence, design_effect=design_effect)
+    return counted._replace(error=0.0, low=counted.value, high=counted.value) if n_attacks else counted
+
+
+def residual_risk(main: SuccessRate, control: SuccessRate, *, confidence: float = CONFIDENCE) -> Risk:
     """The risk ``(main - control) / (1 - control)`` with its propagated error, bounded to [0, 1].
 
     It cannot be measured (NaN) when every control attack succeeds: nothing is left to gain.
-
-    Parameters
-    ----------
-    covariance : float
-        Covariance of the two rates when they come from the same attacks (singling out: a
-        predicate isolates a training person or a control person, not both); 0 for independent
-        groups of attacks.
 
     Examples
     --------
@@ -164,9 +166,7 @@ def residual_risk(main: SuccessRate, control: SuccessRate, *, covariance: float 
     raw = (main.value - control.value) / margin
     d_main = 1.0 / margin
     d_control = (main.value - 1.0) / margin**2
-    z2 = probit(confidence) ** 2
-    variance = (main.error * d_main) ** 2 + (control.error * d_control) ** 2 + 2 * d_main * d_control * z2 * covariance
-    error = math.sqrt(max(variance, 0.0))
+    error = math.hypot(main.error * d_main, control.error * d_control)
     return Risk(_bounded(raw), _bounded(raw - error), _bounded(raw + error), raw)
 
 

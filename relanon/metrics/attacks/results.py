@@ -125,8 +125,7 @@ def computed_notes() -> tuple[str, ...]:
 
 
 def attack_result(attack: str, target: str, main: SuccessRate, control: SuccessRate, baseline: SuccessRate, *,
-                  evidence=(), notes=(), confidence: float = CONFIDENCE, details=None,
-                  covariance: float = 0.0) -> AttackResult:
+                  evidence=(), notes=(), confidence: float = CONFIDENCE, details=None) -> AttackResult:
     """Assemble an :class:`AttackResult`, with the notes that limit its reading."""
     notes = list(notes)
     if main.n_attacks == 0:
@@ -136,21 +135,18 @@ def attack_result(attack: str, target: str, main: SuccessRate, control: SuccessR
     if control.n_attacks and control.n_success >= control.n_attacks:
         notes.append(ALWAYS_ON_CONTROL)
     details = dict(details or {})
-    risk = residual_risk(main, control, covariance=covariance, confidence=confidence)
+    risk = residual_risk(main, control, confidence=confidence)
     # singling out records the design effect its two rates were computed with
-    floor = no_leak_risk(main, control, covariance=covariance, design_effect=details.get("design_effect", 1.0),
-                         confidence=confidence).high
+    floor = no_leak_risk(main, control, design_effect=details.get("design_effect", 1.0), confidence=confidence).high
     return AttackResult(attack, target, main, control, baseline, risk, evidence=tuple(evidence),
                         notes=tuple(notes), confidence=confidence, details=details, floor=floor)
 
 
-def no_leak_risk(main: SuccessRate, control: SuccessRate, *, covariance: float = 0.0, design_effect: float = 1.0,
+def no_leak_risk(main: SuccessRate, control: SuccessRate, *, design_effect: float = 1.0,
                  confidence: float = CONFIDENCE) -> Risk:
     """The risk a release that leaked nothing would show: success on training equal to the control's.
 
-    Same numbers of attacks as ``main`` and ``control``, same design effect; the covariance of the
-    two rates (singling out: a predicate isolates a training person or a control person, not both)
-    grows with the success on training, so it is scaled to the no-leak success. The upper bound of
+    Same numbers of attacks as ``main`` and ``control``, same design effect. The upper bound of
     this risk (:attr:`AttackResult.floor`) is what a harmless release would show with these numbers
     of people; at or above the target, a bound above it proves nothing either way. (A release that
     does worse on its own people than on strangers has a narrower interval and may still pass.)
@@ -171,9 +167,7 @@ def no_leak_risk(main: SuccessRate, control: SuccessRate, *, covariance: float =
         return Risk(nan, nan, nan, nan)
     share = min(control.share, 1.0)
     same = success_rate(share * main.n_attacks, main.n_attacks, confidence, design_effect=design_effect)
-    if covariance and main.share > 0:
-        covariance *= share / main.share
-    return residual_risk(same, control, covariance=covariance, confidence=confidence)
+    return residual_risk(same, control, confidence=confidence)
 
 
 def _rate_dict(rate: SuccessRate) -> dict:

@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from relanon.common.errors import ParameterError
-from relanon.metrics.attacks.confidence import success_rate
+from relanon.metrics.attacks.confidence import expected_rate, success_rate
 from relanon.metrics.attacks.results import RISK_TARGET, SINGLING_OUT, AttackResult, attack_result, computed_notes
 from relanon.metrics.attacks.singling_out import few_predicates
 
@@ -82,7 +82,7 @@ def rounds_wanted(attacks: Sequence[AttackResult], rounds: int) -> int:
 
     Examples
     --------
-    >>> from relanon.metrics.attacks.confidence import success_rate
+    >>> from relanon.metrics.attacks.confidence import expected_rate, success_rate
     >>> from relanon.metrics.attacks.results import LINKABILITY, attack_result
     >>> settled = attack_result(LINKABILITY, "a | b", success_rate(0, 5000), success_rate(0, 5000), success_rate(0, 5000))
     >>> rounds_wanted([settled], 1)
@@ -105,7 +105,7 @@ def pooled(results: Sequence[AttackResult]) -> AttackResult:
 
     Examples
     --------
-    >>> from relanon.metrics.attacks.confidence import success_rate
+    >>> from relanon.metrics.attacks.confidence import expected_rate, success_rate
     >>> from relanon.metrics.attacks.results import LINKABILITY, attack_result
     >>> def linked(hits, control_hits):
     ...     rates = success_rate(hits, 100), success_rate(control_hits, 100), success_rate(0, 100)
@@ -131,16 +131,16 @@ def pooled(results: Sequence[AttackResult]) -> AttackResult:
     notes = list(dict.fromkeys(n for r in results for n in r.notes if n not in few and n not in computed_notes()))
     evidence = list(dict.fromkeys(e for r in results for e in r.evidence))[:SHOWN_EVIDENCE]
     if first.attack == SINGLING_OUT:
-        main, control, covariance, details = _singling_out(results, confidence)
+        main, control, details = _singling_out(results, confidence)
         if any(n in few for r in results for n in r.notes):
             notes.append(few_predicates(details["predicates"], details["predicates_asked"]))
     else:
         main = success_rate(sum(r.main.n_success for r in results), sum(r.main.n_attacks for r in results), confidence)
         control = success_rate(sum(r.control.n_success for r in results), sum(r.control.n_attacks for r in results),
                                confidence)
-        covariance, details = 0.0, dict(first.details)
+        details = dict(first.details)
     result = attack_result(first.attack, first.target, main, control, baseline, evidence=evidence, notes=notes,
-                           confidence=confidence, details={**details, "rounds": len(results)}, covariance=covariance)
+                           confidence=confidence, details={**details, "rounds": len(results)})
     return dataclasses.replace(result, view=first.view)
 
 
@@ -151,17 +151,15 @@ def _singling_out(results: Sequence[AttackResult], confidence: float):
 
     n = total("predicates")
     training, control = total("singling_out_training_person"), total("singling_out_control_person")
+    expected = sum(float(r.details["expected_without_memorization"]) for r in results)
     sizes = total("training_size"), total("control_size")
-    scale = sizes[0] / sizes[1] if sizes[1] else 1.0
-    # Kish: sum(m**2) / sum(m) per round, sum(m) being the round's successful predicates
+    # Kish: sum(m**2) / sum(m) per round, sum(m) being the round's predicates isolating one person
     weights = [int(r.details["singling_out_training_person"]) + int(r.details["singling_out_control_person"])
                for r in results]
     deff = (sum(w * float(r.details["design_effect"]) for w, r in zip(weights, results, strict=True)) / sum(weights)
             if sum(weights) else 1.0)
     main = success_rate(training, n, confidence, design_effect=deff)
-    control_rate = success_rate(control, n, confidence, scale=scale, design_effect=deff)
-    # a predicate isolates a training person or a control person, never both
-    covariance = -scale * (training / n) * (control / n) * deff / n if n else 0.0
+    control_rate = expected_rate(expected, n, confidence, design_effect=deff)
     by_columns = Counter()
     for r in results:
         by_columns.update(r.details.get("succeeding_by_columns", {}))
@@ -169,13 +167,14 @@ def _singling_out(results: Sequence[AttackResult], confidence: float):
         "predicates": n,
         "predicates_asked": total("predicates_asked"),
         "singling_out_training_person": training,
+        "expected_without_memorization": expected,
         "singling_out_control_person": control,
-        "control_scale": scale,
         "design_effect": deff,
         "unique_in_training": total("unique_in_training"),
         "unique_in_control": total("unique_in_control"),
+        "unique_in_population": total("unique_in_population"),
         "training_size": sizes[0],
         "control_size": sizes[1],
         "succeeding_by_columns": dict(by_columns.most_common()),
     }
-    return main, control_rate, covariance, details
+    return main, control_rate, details

@@ -7,25 +7,29 @@ exactly one person of the source data too (Cohen and Nissim 2020; anonymeter):
   value of a numeric column (``age >= 97``), the only missing value of a column;
 - *multivariate*: from a random released row and ``n_columns`` random columns, the conjunction of its
   values (``==`` for categories, ``>=`` above the column's median and ``<=`` below it for numbers,
-  so that the predicate reaches for the tail, ``is missing`` for a missing value).
+  so that the predicate reaches for the tail, ``is missing`` for a missing value): anonymeter's
+  predicates, drawn the same way.
 
-A predicate singles a person out when she is the only one of the population at hand that satisfies
-it; rows are people, so two identical records are two people and a predicate matching both singles
-out neither. The population is everyone attacked: the training people (whom the release was made
-from) and the control people (whom it never saw). The attack succeeds on training when a predicate
-singles out a training person; on control when it singles out a control person.
+A predicate succeeds, as in anonymeter, when exactly one training person (one of the people the
+release was made from) satisfies it. Rows are people: two identical records are two people, and a
+predicate matching both singles out neither (anonymeter drops duplicate records first).
 
-The control group is smaller than the training group (20 % against 80 % by default). Were the
-release made without memorizing anyone, the person a predicate singles out would be a training
-person or a control person in proportion to the groups' sizes, whatever the predicates, since the
-groups are a random split of one population. So the control successes, multiplied by
-``training size / control size``, are what the training successes would be without memorization:
-an exact correction, in expectation, that needs no model. (anonymeter compares each group alone and
-corrects the control count by extrapolating a fitted curve from the control's size to the
-training's; on releases independent of the training people, measured on the demo patients with a
-4,800 / 1,200 split, that correction left multivariate risks of 0.05 to 0.11, their intervals
-excluding 0, where this one gives risks whose intervals hold 0.) The shares each group would have
-on its own, as anonymeter counts them, are kept in ``details``.
+What would the same predicates achieve were the release to know nobody? The training people are
+a random share of the people attacked (training and control together), drawn without looking at
+the predicates; a predicate that ``k`` of those people satisfy then singles out a training person
+with the hypergeometric chance ``P(exactly 1 of the k is a training person)``: ``p`` for ``k = 1``
+(``p`` the training share, 0.8 by default), ``2 p (1 - p)`` for ``k = 2``, and so on. The control
+rate is the mean of these chances over the predicates: the training success expected without
+memorization, exact given the predicates and the people, with no model fitted. (anonymeter
+counts the predicates isolating a control person among the control people alone, then brings
+that count to the training group's size by extrapolating a fitted curve, which leaves risks of
+0.08 to 0.19 on releases that know nobody with an 80 / 20 split: docs/guide/attacks.md.) The
+risk ``(main - control) / (1 - control)`` is then 1 on a copy of the training people, and about 0
+on a release independent of them.
+
+The control rate has no error: given the predicates and the people, it is exact. The risk's
+interval is the success's on training (Wilson, with Kish's design effect for predicates isolating
+the same person), wider than the scatter of the risk over random splits: cautious.
 """
 
 from __future__ import annotations
@@ -34,10 +38,11 @@ from collections import Counter
 
 import numpy as np
 import pandas as pd
+from scipy.stats import hypergeom
 
 from relanon.common.options import check_integer, check_option
 from relanon.metrics.attacks.coding import CodedFrames, code_frames
-from relanon.metrics.attacks.confidence import CONFIDENCE, success_rate
+from relanon.metrics.attacks.confidence import CONFIDENCE, expected_rate, success_rate
 from relanon.metrics.attacks.results import SINGLING_OUT, AttackResult, attack_result
 
 UNIVARIATE, MULTIVARIATE = "univariate", "multivariate"
@@ -46,6 +51,9 @@ DEFAULT_ATTACKS = 2_000
 DEFAULT_COLUMNS = 3
 EVALUATED_CELLS = 20_000_000  # rows x predicates compared at once
 ROWS_PER_PASS = 1_000  # capped counts: rows read before dropping the predicates already at the cap
+# People counted per predicate and group: beyond, the chance that exactly one of them is a training person is
+# below 1e-15 for any training share of at least half (and is read at the cap, an over-estimate).
+CAP = 64
 SHOWN_PREDICATES = 20
 
 # operators of a condition; ANY pads a predicate with fewer conditions
@@ -109,11 +117,11 @@ def singling_out_coded(coded: CodedFrames, *, mode: str = MULTIVARIATE, n_attack
         attempts = 100 * n_attacks if max_attempts is None else max_attempts
         predicates = multivariate_predicates(release, coded, n_attacks, width, attempts, rng)
     n = len(predicates[0])
-    training_counts = count_matches(training, predicates, cap=2)
-    control_counts = count_matches(control, predicates, cap=2)
-    succeeded = (training_counts == 1) & (control_counts == 0)
+    training_counts = count_matches(training, predicates, cap=CAP)
+    control_counts = count_matches(control, predicates, cap=CAP)
+    succeeded = training_counts == 1
     control_succeeded = (control_counts == 1) & (training_counts == 0)
-    scale = len(training) / len(control) if len(control) else 1.0
+    expected = chance_of_one(training_counts + control_counts, len(training), len(control))
     deff = design_effect(training, control, predicates, succeeded, control_succeeded)
     baseline = random_predicates(release, coded, n_attacks, width, rng) if len(release) and width else _empty(width)
     n_baseline = int((count_matches(training, baseline, cap=2) == 1).sum())
@@ -124,25 +132,39 @@ def singling_out_coded(coded: CodedFrames, *, mode: str = MULTIVARIATE, n_attack
     return attack_result(
         SINGLING_OUT, mode if mode == UNIVARIATE else f"{mode} ({width} columns)",
         success_rate(int(succeeded.sum()), n, confidence, design_effect=deff),
-        success_rate(int(control_succeeded.sum()), n, confidence, scale=scale, design_effect=deff),
+        expected_rate(float(expected.sum()), n, confidence, design_effect=deff),
         success_rate(n_baseline, len(baseline[0]), confidence),
         evidence=texts[:SHOWN_PREDICATES], notes=notes, confidence=confidence,
-        # a predicate isolates a training person or a control person, never both
-        covariance=-scale * succeeded.mean() * control_succeeded.mean() * deff / n if n else 0.0,
         details={
             "predicates": n,
             "predicates_asked": int(n_attacks),
             "singling_out_training_person": int(succeeded.sum()),
+            "expected_without_memorization": float(expected.sum()),
             "singling_out_control_person": int(control_succeeded.sum()),
-            "control_scale": scale,
             "design_effect": deff,
             "unique_in_training": int((training_counts == 1).sum()),
             "unique_in_control": int((control_counts == 1).sum()),
+            "unique_in_population": int((training_counts + control_counts == 1).sum()),
             "training_size": int(len(training)),
             "control_size": int(len(control)),
             "succeeding_by_columns": dict(by_columns.most_common()),
         },
     )
+
+
+def chance_of_one(matched: np.ndarray, n_training: int, n_control: int) -> np.ndarray:
+    """The chance that exactly one of ``matched`` people is a training person, were the ``n_training``
+    training people drawn at random among the ``n_training + n_control`` people (hypergeometric).
+
+    Examples
+    --------
+    >>> chance_of_one(np.array([0, 1, 2]), 80, 20).round(3)
+    array([0.   , 0.8  , 0.323])
+    """
+    matched = np.asarray(matched, dtype=np.int64)
+    if n_training == 0:
+        return np.zeros(len(matched))
+    return hypergeom.pmf(1, n_training + n_control, np.minimum(matched, n_training + n_control), n_training)
 
 
 def few_predicates(n: int, asked: int) -> str:
@@ -298,11 +320,10 @@ def design_effect(training: np.ndarray, control: np.ndarray, predicates: tuple, 
     """Kish's design effect of predicates that single out the same person: ``sum(m**2) / sum(m)``.
 
     Predicates isolating one person succeed or fail together (on training if she is a training
-    person, on control otherwise), so ``m`` of them count as much as one trial weighted ``m``. The
-    rates' intervals are those of ``n / deff`` independent predicates (1 when no two predicates
-    isolate the same person). Measured on 40 populations with releases independent of the
-    training people, the multivariate risk divided by its error has a standard deviation of 1.54
-    with independent trials, 1.0 or so with this correction.
+    person, not if she is a control person), so ``m`` of them count as much as one trial weighted
+    ``m``. The rates' intervals are those of ``n / deff`` independent predicates (1 when no two
+    predicates isolate the same person). ``benchmarks/rounds_calibration.py`` measures the
+    intervals on releases that know nobody.
     """
     people = np.concatenate([matched_rows(training, _subset(predicates, succeeded)),
                              len(training) + matched_rows(control, _subset(predicates, control_succeeded))])

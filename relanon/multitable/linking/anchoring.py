@@ -73,7 +73,7 @@ CHUNK_CELLS = 2_000_000  # equations (rows x columns x donors) built and solved 
 
 
 def anchor(original: pd.DataFrame, targets: pd.DataFrame, types: dict, weights: dict, own: list, anchors: list,
-           drawn: list = (), *, k: int, ncp: int | None, random_state=None) -> pd.DataFrame:
+           drawn: list = (), *, k: int, ncp: int | None, random_state=None, progress=None) -> pd.DataFrame:
     """New values of the ``own`` and ``drawn`` columns of each target row, re-drawn from donors.
 
     Parameters
@@ -95,6 +95,10 @@ def anchor(original: pd.DataFrame, targets: pd.DataFrame, types: dict, weights: 
         The child table's avatar parameters: ``DONORS_PER_K * k`` donors are searched in ``ncp`` axes.
     random_state : int or Generator
         Seeds the avatar weights and the donor draws.
+    progress : callable, optional
+        Called as ``progress(done, total)`` as blocks of rows are re-drawn: the target rows, then those
+        searched again among more donors (which raise the total when they are known); the last call has
+        ``done == total``.
 
     Returns
     -------
@@ -115,12 +119,15 @@ def anchor(original: pd.DataFrame, targets: pd.DataFrame, types: dict, weights: 
     if isinstance(ncp, int | np.integer) and ncp < 1:
         ncp = 1  # a table of constant columns was avatarized in no axis: its donors are found in one
     donors = max(2, DONORS_PER_K * k)
-    out, residual = _redraw(original, targets, types, weights, own, anchors, drawn, donors, ncp, first_rng)
+    n = len(targets)
+    report = progress or (lambda done, total: None)
+    out, residual = _redraw(original, targets, types, weights, own, anchors, drawn, donors, ncp, first_rng,
+                            lambda done: report(done, n))
     off = np.flatnonzero(residual > REPAIR_TOLERANCE)
     if REPAIR_DONORS > 1 and off.size:
         # the donors' parents did not surround the linked parent: searched again among more of them
         again, closer = _redraw(original, targets.iloc[off], types, weights, own, anchors, drawn,
-                                REPAIR_DONORS * donors, ncp, repair_rng)
+                                REPAIR_DONORS * donors, ncp, repair_rng, lambda done: report(n + done, n + off.size))
         better = closer < residual[off]
         for column in out.columns:
             values = out[column].copy()
@@ -129,10 +136,11 @@ def anchor(original: pd.DataFrame, targets: pd.DataFrame, types: dict, weights: 
     return out
 
 
-def _redraw(original, targets, types, weights, own, anchors, drawn, donors_wanted, ncp, rng):
+def _redraw(original, targets, types, weights, own, anchors, drawn, donors_wanted, ncp, rng, rows_done):
     """The re-drawn rows (see :func:`anchor`) and how far each row's donors' parents remain from its
     linked parent: the largest relevance-weighted gap over the parent columns (standard deviations
-    for numbers, share of weight on another category otherwise)."""
+    for numbers, share of weight on another category otherwise). ``rows_done(n)`` is called after each
+    block of rows."""
     weight_rng, draw_rng = rng.spawn(2)
     groups = original[anchors].groupby(anchors, dropna=False, sort=True).ngroup().to_numpy()
     n_groups = int(groups.max()) + 1
@@ -182,6 +190,7 @@ def _redraw(original, targets, types, weights, own, anchors, drawn, donors_wante
     for start in range(0, n, step):
         rows = slice(start, start + step)
         v[rows], chosen[rows], residual[rows] = fit(rows, donors[rows], prior[rows])
+        rows_done(min(n, start + step))
 
     out = {}
     free = own_weight > OWN_WEIGHT * (1 - KEEP_BELOW) ** 2  # numbers that barely follow the parents
@@ -397,11 +406,12 @@ def anchored(schema: Schema, release: TableRelease) -> bool:
             and len(release.frame) > 0 and release.enriched_types is not None)
 
 
-def anchor_on_parents(schema: Schema, name: str, releases: dict, rng) -> int:
+def anchor_on_parents(schema: Schema, name: str, releases: dict, rng, progress=None) -> int:
     """Re-draw the released rows of ``name`` on the parents they are linked to (:func:`anchor`).
 
     The parents of the foreign keys declared ``anchor: true`` are reproduced; rows linked on every
     such key are re-drawn, the others keep their avatar values. Returns the number of rows re-drawn.
+    ``progress(done, total)`` is called as blocks of rows are re-drawn (see :func:`anchor`).
     """
     release = releases[name]
     table = schema[name]
@@ -428,7 +438,7 @@ def anchor_on_parents(schema: Schema, name: str, releases: dict, rng) -> int:
         return 0
     targets = pd.DataFrame(targets).iloc[np.flatnonzero(linked)]
     redrawn = anchor(enriched, targets, types, weights, own, anchors, drawn, k=release.k, ncp=release.ncp,
-                     random_state=rng)
+                     random_state=rng, progress=progress)
     rows = np.flatnonzero(linked)
     for column in redrawn.columns:
         for frame in (release.frame, avatars) if column in own else (avatars,):

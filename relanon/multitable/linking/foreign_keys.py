@@ -96,7 +96,7 @@ def _match(schema, link: Link, original, child: TableRelease, parent: TableRelea
         rooms = nearest.rooms_by_demand(owned, child_coords, parent_coords,
                                         k=parent.k or nearest.DEMAND_NEIGHBOURS, min_count=count_holders(schema, link, parent),
                                         random_state=rng)
-        return nearest.nearest_with_room(child_coords, parent_coords, rooms)
+        return nearest.nearest_with_room(child_coords, parent_coords, rooms, progress)
     expected = expected_counts(link, original, parent, parent_table)
     candidates = plausible_counts(owned, original[link.parent], space, parent_coords, columns, parent.k)
     # a number of children few parents have is not released as it is (the same bound as the rooms)

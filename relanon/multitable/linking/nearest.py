@@ -100,7 +100,7 @@ def rooms_by_demand(original_counts, child_coords, parent_coords, *, k: int = DE
     return out
 
 
-def nearest_with_room(child_coords, parent_coords, rooms) -> np.ndarray:
+def nearest_with_room(child_coords, parent_coords, rooms, progress=None) -> np.ndarray:
     """Each child's nearest parent that still has room, the closest children served first.
 
     In rounds: every unmatched child proposes to its nearest parents with room left, one after the
@@ -114,6 +114,9 @@ def nearest_with_room(child_coords, parent_coords, rooms) -> np.ndarray:
     parent_coords : array-like, shape (n_parents, d)
     rooms : array-like of int, shape (n_parents,)
         How many children each parent may receive; they must sum to at least ``n_children``.
+    progress : callable, optional
+        Called as ``progress(placed, n_children)`` as the children are placed, after each rank of
+        candidates of a round; the last call has ``placed == n_children``.
 
     Returns
     -------
@@ -149,5 +152,7 @@ def nearest_with_room(child_coords, parent_coords, rooms) -> np.ndarray:
             accepted = place < room[parent]
             assignment[who[accepted]] = parent[accepted]
             np.subtract.at(room, parent[accepted], 1)
+            if progress is not None:
+                progress(len(children) - int(np.count_nonzero(assignment < 0)), len(children))
         width *= 2
     return assignment

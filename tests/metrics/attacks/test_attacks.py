@@ -2,6 +2,7 @@
 whose answer is known (a copy of the training people: risk near 1; an independent sample of the
 same population: risk near 0)."""
 
+import itertools
 import math
 
 import numpy as np
@@ -13,7 +14,15 @@ from relanon.metrics.attacks import inference, linkability, singling_out
 from relanon.metrics.attacks.coding import code_frames, nearest
 from relanon.metrics.attacks.confidence import probit, residual_risk, success_rate
 from relanon.metrics.attacks.inference import right_guesses
-from relanon.metrics.attacks.singling_out import count_matches, predicate_text, random_predicates, univariate_predicates
+from relanon.metrics.attacks.singling_out import (
+    CAP,
+    chance_of_one,
+    count_matches,
+    multivariate_predicates,
+    predicate_text,
+    random_predicates,
+    univariate_predicates,
+)
 
 TYPES = {"age": "integer", "income": "continuous", "city": "categorical", "sex": "categorical",
          "smoker": "boolean", "birth": "datetime"}
@@ -69,15 +78,40 @@ def test_risk_by_hand_and_bounded():
     assert math.isnan(residual_risk(success_rate(5, 10), success_rate(10, 10)).value)
 
 
-def test_scaled_rate_brings_a_small_group_to_a_large_one():
-    rate = success_rate(10, 200, scale=4.0)
+def test_a_rate_takes_an_expected_count():
+    rate = success_rate(40.5, 200)
     z2 = probit(0.95) ** 2
-    assert rate.n_success == 40.0
-    assert rate.value == pytest.approx((40 + z2 / 2) / (200 + z2))
-    assert rate.error == pytest.approx(4 * success_rate(10, 200).error)
-    assert success_rate(150, 200, scale=4.0).n_success == 200.0  # never more successes than attacks
+    assert rate.n_success == 40.5
+    assert rate.value == pytest.approx((40.5 + z2 / 2) / (200 + z2))
     with pytest.raises(ParameterError):
         success_rate(5, 4)
+
+
+def test_chance_of_one_training_person_by_counting_splits():
+    # 5 people, 3 of them training: every split of the 5 counted
+    splits = list(itertools.combinations(range(5), 3))
+    for matched in range(6):
+        exact = sum(len(set(split) & set(range(matched))) == 1 for split in splits) / len(splits)
+        assert chance_of_one(np.array([matched]), 3, 2)[0] == pytest.approx(exact)
+
+
+def test_the_control_rate_is_the_training_success_of_random_splits():
+    # a release that knows nobody, people split at random again and again: on average the predicates single out
+    # a training person exactly as often as the control rate says
+    people = population(600, 8)
+    release = population(400, 9)
+    coded = code_frames({"release": release, "people": people}, TYPES)
+    predicates = multivariate_predicates(coded["release"], coded, 300, 3, 30_000, np.random.default_rng(0))
+    rng = np.random.default_rng(1)
+    main, control = [], []
+    for _ in range(200):
+        training = rng.permutation(600) < 480
+        in_training = count_matches(coded["people"][training], predicates, cap=CAP)
+        in_control = count_matches(coded["people"][~training], predicates, cap=CAP)
+        main.append((in_training == 1).mean())
+        control.append(chance_of_one(in_training + in_control, 480, 120).mean())
+    assert np.ptp(control) < 1e-12  # the same people: the same expectation, whatever the split
+    assert np.mean(main) == pytest.approx(control[0], abs=3 * np.std(main) / np.sqrt(len(main)))
 
 
 # --------------------------------------------------------------------------- the attacker's distance
@@ -150,8 +184,9 @@ def test_capped_counts_are_exact_below_the_cap():
 def test_singling_out_a_copy_of_the_training_people_is_flagged(mode):
     training, control, _ = groups(0)
     result = singling_out(training, training, control, TYPES, mode=mode, n_attacks=500, random_state=0)
-    assert result.risk.value > 0.75
-    assert result.control.share < 0.1
+    # every predicate singles out its training person; without memorization, fewer would
+    assert result.main.share == 1.0 and result.control.share < 0.9
+    assert result.risk.value > 0.95 and result.risk.low > 0.75
     assert result.passed is False
 
 
