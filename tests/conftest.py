@@ -1,5 +1,6 @@
-"""Shared fixtures: a small clinic database covering every column type, and its schema; the hospital demo at a
-tenth of its size and its release, made once per session."""
+"""Shared fixtures: a small clinic database covering every column type, and its schema; the hospital demo and the
+careers database at a tenth of their size and their releases; the hospital demo at 5 % of its size, its release and
+its evaluation: made once per session."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from hypothesis import settings
 
 from relanon import datasets
+from relanon.metrics.scenarios import evaluate
 from relanon.multitable.pipeline import SensitiveChoiceWarning, anonymize
 from relanon.schema.model import load_schema
 
@@ -69,6 +71,42 @@ def small_hospital_release(small_hospital):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SensitiveChoiceWarning)
         return anonymize(schema, database, random_state=5, progress=False)
+
+
+@pytest.fixture(scope="session")
+def tiny_hospital():
+    """The hospital demo at 5 % of its size (500 patients, seed 0), made once per session: never modify it."""
+    return datasets.hospital(scale=0.05, seed=0)
+
+
+@pytest.fixture(scope="session")
+def tiny_hospital_release(tiny_hospital):
+    """:func:`tiny_hospital` anonymized with seed 0, once per session: never modify it."""
+    schema, database = tiny_hospital
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return anonymize(schema, database, random_state=0, progress=False)
+
+
+@pytest.fixture(scope="session")
+def tiny_hospital_evaluation(tiny_hospital, tiny_hospital_release):
+    """:func:`tiny_hospital_release` evaluated with its links paired, as ``relanon anonymize`` does, once per
+    session: never modify it."""
+    schema, database = tiny_hospital
+    return evaluate(schema, database, tiny_hospital_release.tables, tiny_hospital_release, progress=False)
+
+
+@pytest.fixture(scope="session")
+def small_careers():
+    """The careers database at a tenth of its size (scale 0.1, seed 0), made once per session: never modify it."""
+    return datasets.careers(scale=0.1, seed=0)
+
+
+@pytest.fixture(scope="session")
+def small_careers_release(small_careers):
+    """:func:`small_careers` anonymized with seed 0 (its two links anchored), once per session: never modify it."""
+    schema, database = small_careers
+    return anonymize(schema, database, random_state=0, progress=False)
 
 
 @pytest.fixture

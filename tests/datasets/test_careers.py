@@ -52,6 +52,21 @@ def test_the_schema_anchors_both_links():
     assert all(fk.anchor for table in careers_schema() for fk in table.foreign_keys)
 
 
+def test_anchored_release_keeps_most_children_inside_their_persons_span_at_a_tenth(small_careers,
+                                                                                 small_careers_release, monkeypatch):
+    # the property of the slow test below at a tenth of the size (fewer parents to draw from: more children
+    # outside): measured 3.2 % of the yearly records and 6.8 % of the leaves anchored, 59 % and 60 % without
+    schema, db = small_careers
+    anchored = careers_violations(small_careers_release.tables)
+    monkeypatch.setattr(anchoring, "ANCHOR_CHILDREN", False)
+    plain = careers_violations(anonymize(schema, db, random_state=0, progress=False).tables)
+    assert anchored["yearly_records"] <= 0.05, anchored
+    assert anchored["leaves"] <= 0.10, anchored
+    for table in ("yearly_records", "leaves"):
+        assert anchored[table] < plain[table] / 5
+
+
+@pytest.mark.slow  # at a tenth of the size in the default run: the test above
 def test_anchored_release_keeps_children_inside_their_persons_span(monkeypatch):
     schema, db = careers(scale=0.3, seed=0)
     anchored = careers_violations(anonymize(schema, db, random_state=1, progress=False).tables)

@@ -417,8 +417,8 @@ def test_command_line_refuses_dask_options_without_the_dask_engine(clinic_schema
 
 def test_one_batch_settles_the_counts_of_several_links_as_the_local_engine(one_worker, tmp_path):
     # the careers' people have two linear_sum child links (yearly records, leaves), both anchored: their rows
-    # of drawn counts are settled together, and one batch of the Dask engine is the local release
-    schema, database = datasets.careers(scale=0.05, seed=0)
+    # of drawn counts are settled together, and one batch of the Dask engine is the local release (100 people)
+    schema, database = datasets.careers(scale=0.02, seed=0)
     for table in schema:
         write_part(database[table.name], tmp_path / "parts" / table.source_name, 0)
     local = write_release(anonymize(schema, database, random_state=SEED, progress=False), tmp_path / "local",

@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from relanon import datasets
 from relanon.metrics.scenarios import evaluate
 from relanon.multitable.pipeline import SensitiveChoiceWarning, anonymize
 from relanon.multitable.results import AnonymizationResult, LinkReport, TableRelease
@@ -187,10 +186,9 @@ def test_original_order_is_less_private_across_links_than_minimum_distance(seed)
     assert scores["original_order"] < scores["minimum_distance"] - 5
 
 
-def test_the_demo_evaluation_names_every_table():
-    schema, database = datasets.hospital(scale=0.05, seed=2)
-    result = anonymize(schema, database, random_state=1, progress=False)
-    evaluation = evaluate(schema, database, result.tables, result, progress=False)
+def test_the_demo_evaluation_names_every_table(tiny_hospital_evaluation):
+    evaluation = tiny_hospital_evaluation
+    schema = evaluation.schema
     assert list(evaluation.privacy_matrix.index) == ["doctors", "patients"]
     assert list(evaluation.signal_matrix.index) == list(schema.tables)
     assert len(evaluation.relations) == 4 and (evaluation.relations["referential_integrity"] == 100).all()

@@ -143,8 +143,10 @@ def test_small_demo_release_is_valid(small_demo):
     assert_valid_release(schema, database, result)
 
 
-def test_same_seed_same_bytes_other_seed_other_release(small_demo):
-    schema, database, first = small_demo
+def test_same_seed_same_bytes_other_seed_other_release():
+    # every table and link of the demo, at 3 % of its size: the bytes depend on the seed, not on the size
+    schema, database = datasets.hospital(scale=0.03, seed=0)
+    first = run(schema, database, seed=5)
     again = run(schema, database, seed=5)
     for name in schema.tables:
         assert again.tables[name].to_csv().encode() == first.tables[name].to_csv().encode()

@@ -8,14 +8,12 @@ import json
 import re
 import subprocess
 import sys
-import warnings
 from html.parser import HTMLParser
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from relanon import datasets
 from relanon.common.binning import hellinger
 from relanon.common.errors import ParameterError, StorageError
 from relanon.metrics.scenarios import evaluate
@@ -34,42 +32,9 @@ DATA_URI = re.compile(r"data:image/png;base64,[A-Za-z0-9+/=]+")
 # --------------------------------------------------------------------------- fixtures
 
 
-def _stand_in(schema, database, seed=0):
-    """Shuffled, jittered copies of the tables; 10 % of the foreign keys moved to random parents."""
-    rng = np.random.default_rng(seed)
-    out = {}
-    for table in schema:
-        frame = database[table.name].sample(frac=1.0, random_state=rng).reset_index(drop=True)
-        for column in table.released_columns:
-            if column.type == "continuous":
-                frame[column.name] = frame[column.name] + rng.normal(0, frame[column.name].std() * 0.2, len(frame))
-        for fk in table.foreign_keys:
-            keys = database[fk.references][schema[fk.references].primary_key].to_numpy()
-            values = frame[fk.column].to_numpy().copy()
-            moved = rng.random(len(frame)) < 0.1
-            values[moved] = rng.choice(keys, moved.sum())
-            frame[fk.column] = values
-        out[table.name] = frame
-    return out
-
-
-def _evaluation(schema, database):
-    try:
-        import relanon.multitable.linking  # noqa: F401 - the full run needs it
-    except ImportError:
-        return evaluate(schema, database, _stand_in(schema, database), progress=False)
-    from relanon.multitable.pipeline import anonymize
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = anonymize(schema, database, random_state=0, progress=False)
-    return evaluate(schema, database, result.tables, result, progress=False)
-
-
 @pytest.fixture(scope="module")
-def demo():
-    schema, database = datasets.hospital(scale=0.05, seed=0)
-    evaluation = _evaluation(schema, database)
+def demo(tiny_hospital_evaluation):
+    evaluation = tiny_hospital_evaluation
     before = {side: {n: f.copy(deep=True) for n, f in getattr(evaluation, side).items()}
               for side in ("original", "anonymized")}
     page = render_html(evaluation)

@@ -185,13 +185,8 @@ def test_demo_terminal_verdict_lists_what_the_report_lists(tmp_path, capsys):
     assert all(line.startswith("warning: ") for line in captured.err.splitlines())  # -q: no progress, no total time
 
 
-def test_every_marked_cell_has_its_lines_and_every_line_its_mark():
-    from relanon import datasets
-    from relanon.multitable.pipeline import anonymize
-
-    schema, database = datasets.hospital(scale=0.05, seed=0)
-    result = anonymize(schema, database, random_state=3, progress=False)
-    evaluation = evaluate(schema, database, result.tables, result, progress=False)
+def test_every_marked_cell_has_its_lines_and_every_line_its_mark(tiny_hospital_evaluation):
+    evaluation = tiny_hospital_evaluation
     failed = failures(evaluation)
     assert failed  # a small demo misses some targets: the check below is not vacuous
     for kind, passed in (("privacy", evaluation.privacy_passed), ("signal", evaluation.signal_passed)):

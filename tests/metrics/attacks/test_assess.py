@@ -1,6 +1,7 @@
 """The assessment run: the holdout, the attacks across links, leaky releases flagged, the outputs."""
 
 import json
+import sys
 import warnings
 
 import numpy as np
@@ -314,7 +315,9 @@ def test_release_notes_are_read_from_a_sqlite_release(tmp_path):
 # --------------------------------------------------------------------------- outputs
 
 
-def test_relanon_assess_writes_the_report_and_prints_the_risk_matrix(tmp_path, capsys):
+def test_relanon_assess_writes_the_report_and_prints_the_risk_matrix(tmp_path, capsys, monkeypatch):
+    # the report without its pictures (drawing them is most of the command's time; tests/present checks them)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes "import matplotlib" fail
     folder = tmp_path / "demo"
     assert main(["demo", "--out", str(folder), "--scale", "0.03", "--data-only", "-q"]) == 0
     code = main(["assess", str(folder / "schema.yaml"), "--data", str(folder / "original"), "--out",

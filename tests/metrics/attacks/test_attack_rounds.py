@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import sys
 import warnings
 
 import numpy as np
@@ -119,11 +120,20 @@ def hospital():
     return schema, check_database(schema, db)
 
 
-def test_assess_pools_rounds_and_its_first_round_is_the_single_run(hospital):
+@pytest.fixture(scope="module")
+def single(hospital):
+    """One round of assessment of ``hospital``, made once for the module: never modify it."""
     schema, db = hospital
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        one = assess(schema, db, random_state=2, n_predicates=150, progress=False)
+        return assess(schema, db, random_state=2, n_predicates=150, progress=False)
+
+
+def test_assess_pools_rounds_and_its_first_round_is_the_single_run(hospital, single):
+    schema, db = hospital
+    one = single
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         two = assess(schema, db, random_state=2, n_predicates=150, rounds=2, progress=False)
         again = assess(schema, db, random_state=2, n_predicates=150, rounds=2, progress=False)
     assert again.to_json() == two.to_json()  # seeded
@@ -143,7 +153,9 @@ def test_assess_pools_rounds_and_its_first_round_is_the_single_run(hospital):
         assess(schema, db, rounds=0, progress=False)
 
 
-def test_relanon_assess_rounds_option(tmp_path, capsys):
+def test_relanon_assess_rounds_option(tmp_path, capsys, monkeypatch):
+    # the report without its pictures (drawing them is most of the command's time; tests/present checks them)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes "import matplotlib" fail
     folder = tmp_path / "demo"
     assert main(["demo", "--out", str(folder), "--scale", "0.02", "--data-only", "-q"]) == 0
     capsys.readouterr()
@@ -171,11 +183,8 @@ def test_a_note_made_from_counts_is_made_again_from_the_pooled_counts():
     assert shown == [f"only {both.details['predicates']:,} of the 15,000 predicates asked for single out a released row"]
 
 
-def test_the_verdict_says_how_many_rounds_would_settle_the_inconclusive_attacks(hospital):
-    schema, db = hospital
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = assess(schema, db, random_state=2, n_predicates=150, progress=False)
+def test_the_verdict_says_how_many_rounds_would_settle_the_inconclusive_attacks(single):
+    result = single
     assert result.inconclusive  # a 3 % demo: too few people
     needed = {}
     for attack in result.inconclusive:
