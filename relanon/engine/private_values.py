@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.errors import ParameterError
-from relanon.engine.columns import NUMERIC_KINDS, numeric_values
+from relanon.engine.columns import NUMERIC_KINDS, numeric_values, time_grid
 from relanon.engine.neighbours import cross_neighbours
 
 
@@ -239,7 +239,8 @@ def among_eligible(eligible: np.ndarray, indices: np.ndarray, weights: np.ndarra
 def bound_extremes(avatars: pd.Series, original: pd.Series, min_count: int, bounds: tuple | None = None) -> pd.Series:
     """``avatars`` kept between the bounds of :func:`extreme_bounds` of the present values of ``original``,
     or between ``bounds``: those of the whole table of which ``original`` is a batch. A whole-number column
-    keeps whole bounds (rounded inwards).
+    keeps whole bounds, and a column of dates (or of times on a grid: whole hours...) bounds on its grid, both
+    rounded inwards: a half-way bound is no value of the column's kind (a birth date at noon).
 
     Examples
     --------
@@ -249,6 +250,9 @@ def bound_extremes(avatars: pd.Series, original: pd.Series, min_count: int, boun
     [6, 50, 95]
     >>> bound_extremes(pd.Series([1, 50, 99]), pd.Series(range(1, 101)), 5, bounds=(20, 60)).tolist()
     [20, 50, 60]
+    >>> days = pd.Series(pd.date_range("2020-01-01", periods=40, freq="3D"))
+    >>> [str(d) for d in bound_extremes(days, days, 5).iloc[[0, -1]]]
+    ['2020-01-15 00:00:00', '2020-04-13 00:00:00']
     """
     if bounds is None:
         present = original.dropna().sort_values(kind="stable")
@@ -259,7 +263,20 @@ def bound_extremes(avatars: pd.Series, original: pd.Series, min_count: int, boun
     if pd.api.types.is_integer_dtype(avatars.dtype):
         low, high = int(np.ceil(float(low))), int(np.floor(float(high)))
         low, high = min(low, high), max(low, high)
+    elif pd.api.types.is_datetime64_dtype(avatars.dtype):  # a zone's wall clock is left as it is
+        low, high = _on_grid_inwards(low, high, time_grid(original))
     return avatars.clip(low, high)
+
+
+def _on_grid_inwards(low: pd.Timestamp, high: pd.Timestamp, grid) -> tuple:
+    """``low`` and ``high`` moved inwards onto the grid ``(step, offset)`` (seconds) of :func:`time_grid`."""
+    if grid is None:
+        return low, high
+    step, offset = (pd.Timedelta(seconds=x) for x in grid)
+    origin = pd.Timestamp(0) + offset
+    up = origin + step * int(np.ceil((low - origin) / step))
+    down = origin + step * int(np.floor((high - origin) / step))
+    return min(up, down), max(up, down)
 
 
 def extreme_bounds(smallest: pd.Series, largest: pd.Series, n: int, min_count: int) -> tuple | None:

@@ -601,3 +601,20 @@ def test_a_number_whose_values_few_people_hold_is_not_piled_onto_its_common_valu
     avatars = avatarize(table, {"age": "integer", "sex": "categorical"}, k=10, random_state=0, min_counts=10).avatars
     assert avatars["age"].nunique() > 10
     assert avatars["age"].std() / table["age"].std() > 0.6
+
+
+def test_a_column_of_dates_keeps_its_extremes_bounds_on_whole_days():
+    """The bounds sit half-way between two people's dates: a birth date at noon would be no date of the
+    column's kind, and written out it would turn the whole column's text into timestamps."""
+    rng = np.random.default_rng(4)
+    n = 600
+    people = pd.DataFrame({
+        # three days apart: every half-way bound falls at noon
+        "birth_date": pd.Timestamp("1930-01-01") + pd.to_timedelta(3 * rng.permutation(n), unit="D"),
+        "weight": rng.normal(70, 12, n),
+    })
+    types = {"birth_date": "datetime", "weight": "continuous"}
+    released = avatarize(people, types, k=10, min_counts=10, random_state=1).avatars["birth_date"]
+    present = people["birth_date"].sort_values()
+    assert (released == released.dt.normalize()).all()
+    assert released.min() > present.iloc[9] and released.max() < present.iloc[-10]  # still beyond ten people
