@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import settings
+from retail_database import retail_tables, write_retail_csv, write_retail_sqlite
 
 from relanon import datasets
 from relanon.metrics.scenarios import evaluate
@@ -56,6 +57,14 @@ CLINIC_SCHEMA = {
         },
     },
 }
+
+
+@pytest.fixture(scope="session")
+def retail(tmp_path_factory):
+    """The retail database of ``tests/retail_database.py``, once per session: (tables, SQLite file declaring its keys, folder of CSV files without keys)."""
+    folder = tmp_path_factory.mktemp("retail")
+    tables = retail_tables()
+    return tables, write_retail_sqlite(folder / "retail.sqlite", tables), write_retail_csv(folder / "csv", tables)
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,8 @@ reference named after a role (``Customer.SupportRepId`` -> ``Employee.EmployeeId
 (``PlaylistTrack``), and dates stored as text with a time (``2007-01-01 00:00:00``).
 
 :func:`retail_tables` makes the tables; :func:`write_retail_sqlite` writes them in a SQLite file that
-declares every key (the database a user has), :func:`write_retail_csv` in CSV files without any key.
+declares every key (the database a user has), :func:`write_retail_csv` in CSV files without any key;
+:func:`proposed` reads one of them back as ``relanon init`` proposes it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from relanon.schema.model import load_schema
+from relanon.schema.proposal import propose_schema
+from relanon.stores.io import declared_keys, read_tables
 
 GENRES = ["Rock", "Jazz", "Metal", "Alternative", "Blues", "Latin", "Reggae", "Pop", "Soundtrack", "Classical"]
 MEDIA_TYPES = ["MPEG audio file", "Protected AAC audio file", "Protected MPEG-4 video file",
@@ -140,3 +145,10 @@ def write_retail_csv(folder: Path, tables: dict[str, pd.DataFrame] | None = None
     for name, frame in tables.items():
         frame.to_csv(folder / f"{name}.csv", index=False)
     return folder
+
+
+def proposed(location):
+    """``relanon init``'s proposal for the database at ``location``, and the schema file it writes, read back
+    without any edit."""
+    proposal = propose_schema(read_tables(location), name="retail", declared=declared_keys(location))
+    return proposal, load_schema(proposal.to_yaml())

@@ -13,7 +13,7 @@ import sqlite3
 import numpy as np
 import pandas as pd
 import pytest
-from retail_database import retail_tables, write_retail_csv, write_retail_sqlite
+from retail_database import proposed
 
 from relanon.multitable.associations import keep_combinations_unique
 from relanon.multitable.pipeline import anonymize
@@ -23,22 +23,7 @@ from relanon.multitable.self_reference import relink_within
 from relanon.schema.graph import self_links
 from relanon.schema.hierarchy import depths, parent_rows
 from relanon.schema.model import load_schema
-from relanon.schema.proposal import propose_schema
-from relanon.stores.io import declared_keys, read_database, read_tables
-
-
-@pytest.fixture(scope="module")
-def retail(tmp_path_factory):
-    """(tables, SQLite file declaring its keys, folder of CSV files without keys)."""
-    folder = tmp_path_factory.mktemp("retail")
-    tables = retail_tables()
-    return tables, write_retail_sqlite(folder / "retail.sqlite", tables), write_retail_csv(folder / "csv", tables)
-
-
-def proposed(location):
-    proposal = propose_schema(read_tables(location), name="retail", declared=declared_keys(location))
-    return load_schema(proposal.to_yaml())  # the file as written, read back without any edit
-
+from relanon.stores.io import read_database
 
 SHOP = {"relanon": 1, "tables": {
     "lists": {"primary_key": "list_id", "columns": {"label": "categorical"}},
@@ -97,7 +82,7 @@ def test_repeated_combinations_of_an_association_are_made_unique_keeping_the_cou
 def test_the_release_holds_every_table_with_its_keys_declared_and_its_dates_as_written(retail, source, tmp_path):
     tables, sqlite_file, csv_folder = retail
     location = sqlite_file if source == "sqlite" else csv_folder
-    schema = proposed(location)
+    _, schema = proposed(location)
     result = anonymize(schema, read_database(location, schema), random_state=4, progress=False)
     out = write_release(result, tmp_path / "release.sqlite")
     with sqlite3.connect(out) as connection:

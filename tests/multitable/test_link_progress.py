@@ -82,7 +82,7 @@ def test_the_bar_of_a_link_reaches_its_total_and_quiet_prints_nothing(capsys):
         match_linear_sum(children, parents, counts, random_state=1, n_jobs=1, progress=step)
         bar = step.bar
         assert bar.total > 1 and bar.n == bar.total
-        bar.refresh()  # drawn as it ends, whatever the machine's speed let tqdm draw before (every 0.2 s)
+        bar.refresh()  # drawn at its end: tqdm redraws at most every 0.2 s, so how often it drew depends on the machine
     drawn = capsys.readouterr().err
     # the full bar, then the step's line
     assert f"{bar.total}/{bar.total} groups [" in drawn and drawn.splitlines()[-1].startswith("  link: ")

@@ -12,7 +12,7 @@ import sqlite3
 import numpy as np
 import pandas as pd
 import pytest
-from retail_database import retail_tables, write_retail_csv, write_retail_sqlite
+from retail_database import proposed
 
 from relanon.common.errors import DataError, SchemaError
 from relanon.schema.graph import self_links
@@ -20,19 +20,6 @@ from relanon.schema.model import load_schema
 from relanon.schema.proposal import propose_schema
 from relanon.schema.validation import check_database
 from relanon.stores.io import declared_keys, read_tables
-
-
-@pytest.fixture(scope="module")
-def retail(tmp_path_factory):
-    """(tables, SQLite file declaring its keys, folder of CSV files without keys)."""
-    folder = tmp_path_factory.mktemp("retail")
-    tables = retail_tables()
-    return tables, write_retail_sqlite(folder / "retail.sqlite", tables), write_retail_csv(folder / "csv", tables)
-
-
-def proposed(location):
-    proposal = propose_schema(read_tables(location), name="retail", declared=declared_keys(location))
-    return proposal, load_schema(proposal.to_yaml())  # the file as written, read back without any edit
 
 
 def notes_text(proposal, table, column=None) -> str:
