@@ -3,22 +3,20 @@
 The searches use :class:`scipy.spatial.cKDTree` on every core. The points are stored in the
 tree's own leaf order and queried in a leaf order too, so that consecutive queries walk the same
 branches: on 1,000,000 points in 5 dimensions this makes the search about three times faster than
-querying in the table's order. Counting the points within a radius of each query, where a tree
-prunes little (many dimensions for its points), is done on blocks of the distance matrix instead
-(matrix products on every core), with the same counts.
+querying in the table's order. Where a tree prunes little (many dimensions for its points), counting
+the points within a radius and the distances to the nearest points are taken from blocks of the distance
+matrix instead (:mod:`relanon.engine.distance_blocks`), with the tree's answers to the bit.
 """
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
 from scipy.spatial import cKDTree
-from threadpoolctl import threadpool_limits
 
 from relanon.common.errors import ParameterError
+from relanon.engine import distance_blocks
 
 # Sliding-midpoint trees (balanced_tree=False) build faster and, on factor-space coordinates
 # (clusters along categorical axes), answer queries about twice as fast as median-split trees.
@@ -36,9 +34,6 @@ PROGRESS_QUERIES = 4_096
 # distance matrix (a matrix product) counts faster: 0.6 s of CPU instead of 14 s for 10,000 queries among
 # 10,000 points in 30 dimensions.
 TREE_POINTS_PER_CELL = 16
-# Entries of the distance matrix a thread holds at once (a block of queries times every reference point):
-# about 4 MB, in the processor's cache.
-BLOCK_ENTRIES = 1 << 19
 
 # Two distances closer than this (relatively) are a tie: "strictly closer" must not depend on the
 # last bit of two ways of computing the same distance.
@@ -157,6 +152,36 @@ def cross_neighbours(reference, queries, k: int, *, distances: bool = True, dtyp
     return _LocalTree(reference).query(queries, k, distances=distances, dtype=dtype, progress=progress)
 
 
+def nearest_distances(reference, queries, k: int, *, progress=None) -> np.ndarray:
+    """The distances of every row of ``queries`` to its ``k`` nearest points of ``reference``, nearest first.
+
+    The distances of :func:`cross_neighbours`, to the bit, without the points' positions (which one of
+    equally close points is named does not matter here). ``progress(done, total)``, if given, is called
+    as the queries are answered.
+
+    Examples
+    --------
+    >>> nearest_distances([[0.0, 0.0], [3.0, 4.0]], [[0.0, 1.0]], k=2).tolist()
+    [[1.0, 4.242640687119285]]
+    """
+    reference = _points(reference, "reference coordinates")
+    queries = _points(queries, "query coordinates")
+    if reference.shape[1] != queries.shape[1]:
+        raise ParameterError(f"reference and queries have {reference.shape[1]} and {queries.shape[1]} coordinates")
+    if not 1 <= k <= len(reference):
+        raise ParameterError(f"k must be between 1 and the number of reference points ({len(reference)}), got {k}")
+    if len(queries) == 0:
+        return np.zeros((0, k))
+    if _prunes_little(reference):
+        return distance_blocks.nearest_distances(reference, queries, k, progress=progress)
+    return _LocalTree(reference).query(queries, k, progress=progress).distances
+
+
+def _prunes_little(reference: np.ndarray) -> bool:
+    """Whether a kd-tree of ``reference`` would visit most of its leaves for each query."""
+    return len(reference) < TREE_POINTS_PER_CELL * 2.0 ** reference.shape[1]
+
+
 def tie_tolerance(*coords) -> float:
     """The absolute distance under which two points count as one place: 1e-9 of the largest coordinate (at least 1e-9).
 
@@ -195,9 +220,9 @@ def count_closer_and_tied(reference, queries, distances, *, progress=None) -> tu
     if len(queries) == 0 or len(reference) == 0:
         return closer, tied
     inner = distances - slack
-    if len(reference) < TREE_POINTS_PER_CELL * 2.0 ** reference.shape[1]:
-        closer, within = _count_by_blocks(reference, queries, np.where(inner > 0, inner, -np.inf),
-                                          distances + slack, progress=progress)
+    if _prunes_little(reference):
+        closer, within = distance_blocks.count_within(reference, queries, np.where(inner > 0, inner, -np.inf),
+                                                      distances + slack, progress=progress)
         return closer, within - closer
     tree = _LocalTree(reference)
     positive = inner > 0
@@ -210,60 +235,6 @@ def count_closer_and_tied(reference, queries, distances, *, progress=None) -> tu
         queries, distances + slack,
         progress=None if progress is None else lambda done, _: progress(first + done, total)) - closer
     return closer, tied
-
-
-def _count_by_blocks(reference, queries, *radii, progress=None) -> list[np.ndarray]:
-    """For each radius array, the reference points within ``radii[j][i]`` of query ``i`` (distance <= radius;
-    a radius of -inf counts none), from blocks of the distance matrix.
-
-    A block's squared distances come from one matrix product, ``|q|^2 + |r|^2 - 2 q.r``, whose rounding
-    error is bounded by :func:`_product_error`: a point farther from a radius than that bound is counted
-    from the product; the few within it (duplicated records at distance 0, a point on the sphere) are
-    measured again as a sum of squared differences, as the tree measures them. Each block is independent
-    of the others: threads and block sizes change no count.
-    """
-    radii = [np.asarray(r, dtype=np.float64) for r in radii]
-    squared = [np.where(r >= 0, r * r, -np.inf) for r in radii]
-    # one product gives |r|^2 - 2 q.r: the queries with a column of ones, the points with their squared norms
-    points_norm = np.einsum("ij,ij->i", reference, reference)
-    points = np.ascontiguousarray(np.hstack([reference, points_norm[:, None]]).T)
-    queries_norm = np.einsum("ij,ij->i", queries, queries)
-    bound = _product_error(reference.shape[1]) * float(points_norm.max(initial=0.0))
-    counts = [np.zeros(len(queries), dtype=np.int64) for _ in radii]
-    rows = max(1, BLOCK_ENTRIES // max(1, len(reference)))
-
-    def block(start: int) -> int:
-        stop = min(start + rows, len(queries))
-        part = queries[start:stop]
-        products = np.hstack([-2.0 * part, np.ones((len(part), 1))]) @ points  # squared distance - |q|^2
-        error = bound + _product_error(reference.shape[1]) * float(queries_norm[start:stop].max())
-        for count, limit in zip(counts, squared, strict=True):
-            threshold = limit[start:stop] - queries_norm[start:stop]
-            sure = np.count_nonzero(products <= (threshold - error)[:, None], axis=1)
-            near = np.count_nonzero(products <= (threshold + error)[:, None], axis=1) - sure
-            for i in np.flatnonzero(near):
-                close = np.flatnonzero((products[i] > threshold[i] - error) & (products[i] <= threshold[i] + error))
-                exact = ((reference[close] - part[i]) ** 2).sum(axis=1)
-                sure[i] += np.count_nonzero(exact <= limit[start + i])
-            count[start:stop] = sure
-        return stop
-
-    starts = range(0, len(queries), rows)
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=_cores()) as pool:
-        for stop in pool.map(block, starts):
-            if progress is not None:
-                progress(stop, len(queries))
-    return counts
-
-
-def _product_error(dimensions: int) -> float:
-    """A bound, relative to ``|q|^2 + |r|^2``, of the rounding error of a squared distance computed as
-    ``|q|^2 + |r|^2 - 2 q.r`` in float64 and compared with a threshold (twice the textbook bound)."""
-    return 4.0 * (dimensions + 3) * np.finfo(np.float64).eps
-
-
-def _cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def count_strictly_closer(reference, queries, distances) -> np.ndarray:

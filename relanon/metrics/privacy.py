@@ -18,7 +18,7 @@ from relanon.common.errors import ParameterError
 from relanon.common.options import check_integer
 from relanon.engine.columns import check_columns_present, column_types
 from relanon.engine.factor_space import FactorSpace
-from relanon.engine.neighbours import count_closer_and_tied, cross_neighbours, tie_tolerance
+from relanon.engine.neighbours import count_closer_and_tied, nearest_distances, tie_tolerance
 from relanon.metrics.base import HIGHER, TARGETS, Metric
 from relanon.metrics.inference import SPACE_SEED, inference
 
@@ -160,7 +160,7 @@ def _closest_original_distances(original_coords, avatar_coords, rows, progress=N
     original_coords = np.asarray(original_coords, dtype=np.float64)
     avatar_coords = np.asarray(avatar_coords, dtype=np.float64)
     queries = avatar_coords[_rows(rows, len(avatar_coords))]
-    distances = cross_neighbours(original_coords, queries, min(2, len(original_coords)), progress=progress).distances
+    distances = nearest_distances(original_coords, queries, min(2, len(original_coords)), progress=progress)
     return distances, tie_tolerance(original_coords, queries)
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from relanon.engine import neighbours
+from relanon.engine import distance_blocks, neighbours
 from relanon.engine.neighbours import count_closer_and_tied
 
 
@@ -27,7 +27,7 @@ def test_blocks_count_as_the_tree_does_on_duplicates_and_ties(dims):
              np.where(np.arange(len(queries)) % 2, on_point, -np.inf)]
     tree = neighbours._LocalTree(reference)
     by_tree = [np.where(r >= 0, tree.count_within(queries, np.maximum(r, 0.0)), 0) for r in radii]
-    by_blocks = neighbours._count_by_blocks(reference, queries, *radii)
+    by_blocks = distance_blocks.count_within(reference, queries, *radii)
     for tree_counts, block_counts, exact in zip(by_tree, by_blocks, exact_counts(reference, queries, radii),
                                                 strict=True):
         assert np.array_equal(block_counts, tree_counts)
@@ -41,7 +41,7 @@ def test_counts_do_not_depend_on_the_block_size(monkeypatch):
     own = reference[rng.choice(3_000, 500)]
     distances = np.sqrt(((queries - own) ** 2).sum(axis=1))  # each query's distance to one point: a tie
     whole = count_closer_and_tied(reference, queries, distances)
-    monkeypatch.setattr(neighbours, "BLOCK_ENTRIES", 7_919)  # a few queries per block, blocks of unequal sizes
+    monkeypatch.setattr(distance_blocks, "BLOCK_ENTRIES", 7_919)  # a few queries per block, blocks of unequal sizes
     parts = count_closer_and_tied(reference, queries, distances)
     assert all(np.array_equal(a, b) for a, b in zip(whole, parts, strict=True))
     assert whole[0].sum() > 0 and (whole[1] >= 1).all()
@@ -55,3 +55,15 @@ def test_high_dimensional_counts_keep_ties_with_the_own_match():
     assert closer.tolist() == [0] * 10 and tied.tolist() == [100] * 10
     closer, tied = count_closer_and_tied(reference, queries, np.full(10, np.sqrt(2.0)))
     assert closer.tolist() == [100] * 10 and tied.tolist() == [900] * 10
+
+
+@pytest.mark.parametrize("dims, k", [(2, 1), (9, 2), (17, 2), (30, 3)])
+def test_block_distances_are_the_trees_to_the_bit(dims, k):
+    """The nearest distances from blocks equal the tree's float for float, duplicates and ties included."""
+    rng = np.random.default_rng(dims)
+    reference = np.vstack([rng.normal(size=(600, dims)) * rng.uniform(0.1, 5.0, dims), grid_points(200, dims, dims)])
+    queries = np.vstack([reference[:100], rng.normal(size=(150, dims)), grid_points(50, dims, 7)])
+    by_tree = neighbours._LocalTree(reference).query(queries, k).distances
+    assert np.array_equal(distance_blocks.nearest_distances(reference, queries, k), by_tree)
+    assert np.array_equal(neighbours.nearest_distances(reference, queries, k),
+                          neighbours.cross_neighbours(reference, queries, k).distances)
