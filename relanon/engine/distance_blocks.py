@@ -135,20 +135,29 @@ def nearest_distances(reference: np.ndarray, queries: np.ndarray, k: int, progre
 
     def block(start: int, stop: int) -> None:
         products, error = blocks.products(start, stop)
-        rows = np.arange(stop - start)
-        # the k-th smallest product: k passes of the minimum, each hiding the one found
-        hidden = products.copy() if k > 1 else products
-        for found in range(k):
-            nearest = hidden.argmin(axis=1)
-            kth = hidden[rows, nearest]
-            if found < k - 1:
-                hidden[rows, nearest] = np.inf
-        # every point whose distance may be among the k smallest, measured as the tree measures it
-        row, column = np.nonzero(products <= (kth + 2 * error)[:, None])
-        exact = tree_squared_distances(queries[start + row], reference[column])
-        order = np.lexsort((exact, row))
-        firsts = np.searchsorted(row[order], rows)
-        out[start:stop] = np.sqrt(exact[order][firsts[:, None] + np.arange(k)])
+        n = stop - start
+        rows = np.arange(n)
+        # the k smallest products: k passes of the minimum, each hiding the one found (put back after)
+        found, values = np.empty((n, k), dtype=np.int64), np.empty((n, k))
+        for j in range(k):
+            found[:, j] = products.argmin(axis=1)
+            values[:, j] = products[rows, found[:, j]]
+            products[rows, found[:, j]] = np.inf
+        for j in range(k):
+            products[rows, found[:, j]] = values[:, j]
+        # every point whose distance may be among the k smallest is measured as the tree measures it: most
+        # queries have no candidate but the k found
+        limit = values[:, -1] + 2 * error
+        exact = tree_squared_distances(np.repeat(queries[start:stop], k, axis=0), reference[found.ravel()])
+        squared = np.sort(exact.reshape(n, k), axis=1)
+        more = np.flatnonzero(np.count_nonzero(products <= limit[:, None], axis=1) > k)
+        if len(more):
+            row, column = np.nonzero(products[more] <= limit[more, None])
+            exact = tree_squared_distances(queries[start + more[row]], reference[column])
+            order = np.lexsort((exact, row))
+            firsts = np.searchsorted(row[order], np.arange(len(more)))
+            squared[more] = exact[order][firsts[:, None] + np.arange(k)]
+        out[start:stop] = np.sqrt(squared)
 
     blocks.run(block, progress)
     return out

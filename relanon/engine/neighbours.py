@@ -172,7 +172,7 @@ def nearest_distances(reference, queries, k: int, *, progress=None) -> np.ndarra
         raise ParameterError(f"k must be between 1 and the number of reference points ({len(reference)}), got {k}")
     if len(queries) == 0:
         return np.zeros((0, k))
-    if _prunes_little(reference):
+    if len(reference) < 2.0 ** reference.shape[1]:  # the k nearest prune more than a wide radius
         return distance_blocks.nearest_distances(reference, queries, k, progress=progress)
     return _LocalTree(reference).query(queries, k, progress=progress).distances
 
