@@ -172,6 +172,11 @@ def fit_bins(values, *, numeric: bool) -> Bins:
     present = np.sort(numbers[np.isfinite(numbers)])  # infinite values (never in a typed column) go to the end bins
     if present.size == 0:
         return Bins(values=pd.Index(np.unique(numbers[~np.isnan(numbers)]), dtype=np.float64))
+    return _sorted_bins(present)
+
+
+def _sorted_bins(present: np.ndarray) -> Bins:
+    """The bins of numbers whose finite values, sorted, are ``present`` (at least one)."""
     distinct = np.unique(present)
     low, high = float(present[0]), float(present[-1])
     if few_values(len(distinct), len(present)) or len(distinct) == 1:
@@ -207,6 +212,10 @@ class RowBins:
             self.original = np.asarray(original, dtype=np.float64).reshape(-1)
             self.released = self.original if released is None else np.asarray(released, dtype=np.float64).reshape(-1)
             self.labels = None
+            # the positions of the finite values, in the order of their values: any rows' values come sorted
+            # from it, without sorting them again for each pair of halves
+            finite = np.flatnonzero(np.isfinite(self.original))
+            self.order = finite[np.argsort(self.original[finite], kind="stable")]
             return
         bins = fit_bins(original, numeric=False)
         self.sorted = bins.values.is_monotonic_increasing
@@ -223,13 +232,34 @@ class RowBins:
         every row), bins fitted on the former, and the number of bins."""
         o = self.original if original_rows is None else self.original[original_rows]
         r = self.released if released_rows is None else self.released[released_rows]
-        if self.labels is None or not self.sorted:
-            bins = fit_bins(o, numeric=self.labels is None)
+        if self.labels is None:
+            return self._number_codes(o, r, original_rows)
+        if not self.sorted:
+            bins = fit_bins(o, numeric=False)
             return bins.codes(o), bins.codes(r), bins.n_bins
         if original_rows is None:
             return o, r, self.labels + 2
         held = np.flatnonzero(np.bincount(o, minlength=self.labels + 2)[:self.labels])
         return self._renumbered(o, held), self._renumbered(r, held), len(held) + 2
+
+    def _number_codes(self, o: np.ndarray, r: np.ndarray, original_rows) -> tuple[np.ndarray, np.ndarray, int]:
+        """Numbers binned on rows ``original_rows`` (values ``o``) as :func:`fit_bins` bins them: the rows'
+        sorted values read off :attr:`order`, a value placed by its position among the distinct ones."""
+        rows = None if original_rows is None else np.asarray(original_rows)
+        if rows is None or rows.dtype == bool or (rows.size > 1 and not (np.diff(rows) > 0).all()):
+            bins = fit_bins(o, numeric=True)  # rows repeated or unordered: count them as given
+            return bins.codes(o), bins.codes(r), bins.n_bins
+        taken = np.zeros(len(self.original), dtype=bool)
+        taken[rows] = True
+        present = self.original[self.order[taken[self.order]]]
+        if present.size == 0:
+            bins = fit_bins(o, numeric=True)
+            return bins.codes(o), bins.codes(r), bins.n_bins
+        bins = _sorted_bins(present)
+        if not bins.by_value:
+            return bins.codes(o), bins.codes(r), bins.n_bins
+        distinct = bins.values.to_numpy(dtype=np.float64)
+        return _value_codes(distinct, o), _value_codes(distinct, r), bins.n_bins
 
     def _renumbered(self, codes: np.ndarray, held: np.ndarray) -> np.ndarray:
         """Codes among the ``held`` values (sorted codes of the whole column's bins), then ``other``, then
@@ -239,6 +269,15 @@ class RowBins:
         out = np.where(hit, found, len(held))
         out[codes == self.labels + 1] = len(held) + 1
         return out
+
+
+def _value_codes(distinct: np.ndarray, numbers: np.ndarray) -> np.ndarray:
+    """:meth:`Bins.codes` of numbers in value bins (sorted ``distinct`` floats): a number's position among them,
+    ``other`` for a number they do not hold, ``missing`` for NaN."""
+    found = np.minimum(np.searchsorted(distinct, numbers), len(distinct) - 1)
+    codes = np.where(distinct[found] == numbers, found, len(distinct))
+    codes[np.isnan(numbers)] = len(distinct) + 1
+    return codes.astype(np.int64)
 
 
 def _as_index(values) -> pd.Index:
