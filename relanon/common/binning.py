@@ -18,6 +18,7 @@ a constant column is one bin.
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 
@@ -226,6 +227,12 @@ class RowBins:
             self.original = np.asarray(_as_index(original), dtype=object)
             self.released = self.original if released is None else np.asarray(_as_index(released), dtype=object)
         self.labels = len(bins.values)
+
+    def halves(self) -> RowBins:
+        """The same bins with the original column on both sides (two halves of the original compared)."""
+        twin = copy.copy(self)
+        twin.released = self.original
+        return twin
 
     def codes(self, original_rows=None, released_rows=None) -> tuple[np.ndarray, np.ndarray, int]:
         """Bin codes of the original's rows ``original_rows`` and the released rows ``released_rows`` (None:

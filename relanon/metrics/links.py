@@ -29,6 +29,7 @@ across a link), computed here on relanon's own binning.
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import NamedTuple
 
@@ -94,9 +95,10 @@ def link_fidelity(schema: Schema, original, anonymized, link: Link, *, columns=N
     child_cols, parent_cols, types = _compared_columns(schema, original, anonymized, link, columns)
     o_child, o_parent, o_groups = joined(schema, original, link, child_cols, parent_cols)
     a_child, a_parent, _ = joined(schema, anonymized, link, child_cols, parent_cols)
-    pairs, measures = pair_similarities(o_child, o_parent, a_child, a_parent, types)
+    joins = _JoinColumns(o_child, o_parent, a_child, a_parent, types)  # each column read and binned once
+    pairs, measures = joins.similarities(None, None)
     value = float(np.mean(list(pairs.values()))) if pairs else float("nan")
-    floor = halves_noise_floor(o_child, o_parent, o_groups, types, n_splits, random_state) if pairs else float("nan")
+    floor = _halves_floor(joins.halves(), o_groups, n_splits, random_state) if pairs else float("nan")
     # no column on one side (a parent whose columns are all dropped), or every pair with a constant column
     # (a single parent): nothing to compare, nothing to fail
     return Metric(
@@ -163,6 +165,13 @@ class _JoinColumns:
             for column in o_frame.columns:
                 self.columns[(side, column)] = _column(o_frame[column], r_frame[column], types[(side, column)])
 
+    def halves(self) -> _JoinColumns:
+        """The original join against itself: :meth:`similarities` then compares rows of the original with other
+        rows of the original (its halves), as ``_JoinColumns(child, parent, child, parent, types)`` would."""
+        twin = copy.copy(self)
+        twin.columns = {key: column.halves() for key, column in self.columns.items()}
+        return twin
+
     def similarities(self, original_rows, released_rows):
         """``(pairs, measures)`` of :func:`pair_similarities` between rows ``original_rows`` of the original
         join and rows ``released_rows`` of the released one (None: every row)."""
@@ -226,10 +235,14 @@ def halves_noise_floor(child, parent, groups, types, n_splits: int = DEFAULT_SPL
     floor of every signal metric), each taking its children with it, and one half is scored
     against the other. NaN with no split or too few parents.
     """
+    return _halves_floor(_JoinColumns(child, parent, child, parent, types), groups, n_splits, random_state)
+
+
+def _halves_floor(columns: _JoinColumns, groups, n_splits: int, random_state) -> float:
+    """:func:`halves_noise_floor` of the original join's ``columns`` (:meth:`_JoinColumns.halves`)."""
     parents = np.unique(groups)
     if n_splits <= 0:
         return float("nan")
-    columns = _JoinColumns(child, parent, child, parent, types)
 
     def score(a, b):
         first, second = np.flatnonzero(np.isin(groups, parents[a])), np.flatnonzero(np.isin(groups, parents[b]))
@@ -297,6 +310,10 @@ class _Column(NamedTuple):
     def codes(self, original_rows, released_rows):
         """Bin codes of the rows compared, bins fitted on the original rows."""
         return self.bins.codes(original_rows, released_rows)[:2]
+
+    def halves(self) -> _Column:
+        """The original column on both sides."""
+        return _Column(self.bins.halves(), None if self.numbers is None else (self.numbers[0], self.numbers[0]))
 
 
 def _column(original: pd.Series, released: pd.Series, kind: str) -> _Column:
