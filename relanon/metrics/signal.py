@@ -256,10 +256,15 @@ def combination_shares(original: pd.DataFrame, released: pd.DataFrame, binned: d
     """
     if len(binned) < 2:
         return {}
-    codes = {
+    return _combination_shares({
         c: (bins.codes(column_values(original[c], kind)), bins.codes(column_values(released[c], kind)), bins.n_bins)
         for c, (kind, bins) in binned.items()
-    }
+    })
+
+
+def _combination_shares(codes: dict) -> dict:
+    """:func:`combination_shares` of coded columns: name -> (original codes, released codes, number of bins)."""
+    binned = list(codes)
     out = {"all": _unseen_share(list(codes.values()))}
     for a, b in itertools.combinations(list(binned)[:MAX_COMBINATION_COLUMNS], 2):
         out[f"{a} ~ {b}"] = _unseen_share([codes[a], codes[b]])
@@ -300,8 +305,10 @@ def combination_metrics(original: pd.DataFrame, released: pd.DataFrame, columns,
         return []
     floors = {key: math.nan for key in shares}
     if floor:
-        found = noise_floor(lambda a, b: combination_shares(original.iloc[a], original.iloc[b], binned), len(original),
-                            random_state=random_state).value
+        # the bins are the whole original's: each column is coded once, each half takes its rows' codes
+        coded = {c: (bins.codes(column_values(original[c], kind)), bins.n_bins) for c, (kind, bins) in binned.items()}
+        found = noise_floor(lambda a, b: _combination_shares({c: (o[a], o[b], n) for c, (o, n) in coded.items()}),
+                            len(original), random_state=random_state).value
         floors = found if isinstance(found, dict) else floors
     pairs = {key: {"value": v, "floor": floors.get(key, math.nan)} for key, v in shares.items() if key != "all"}
     worst = max(pairs, key=lambda key: (_excess(pairs[key]), key))
