@@ -142,15 +142,21 @@ def cross_neighbours(reference, queries, k: int, *, distances: bool = True, dtyp
     >>> cross_neighbours([[0.0, 0.0], [3.0, 4.0]], [[0.0, 1.0]], k=2).distances.tolist()
     [[1.0, 4.242640687119285]]
     """
+    reference, queries = _search(reference, queries, k)
+    if len(queries) == 0:
+        return Neighbours(np.zeros((0, k)) if distances else None, np.zeros((0, k), dtype=dtype))
+    return _LocalTree(reference).query(queries, k, distances=distances, dtype=dtype, progress=progress)
+
+
+def _search(reference, queries, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The points and queries of a search for ``k`` nearest points, checked."""
     reference = _points(reference, "reference coordinates")
     queries = _points(queries, "query coordinates")
     if reference.shape[1] != queries.shape[1]:
         raise ParameterError(f"reference and queries have {reference.shape[1]} and {queries.shape[1]} coordinates")
     if not 1 <= k <= len(reference):
         raise ParameterError(f"k must be between 1 and the number of reference points ({len(reference)}), got {k}")
-    if len(queries) == 0:
-        return Neighbours(np.zeros((0, k)) if distances else None, np.zeros((0, k), dtype=dtype))
-    return _LocalTree(reference).query(queries, k, distances=distances, dtype=dtype, progress=progress)
+    return reference, queries
 
 
 def nearest_distances(reference, queries, k: int, *, progress=None) -> np.ndarray:
@@ -165,12 +171,7 @@ def nearest_distances(reference, queries, k: int, *, progress=None) -> np.ndarra
     >>> nearest_distances([[0.0, 0.0], [3.0, 4.0]], [[0.0, 1.0]], k=2).tolist()
     [[1.0, 4.242640687119285]]
     """
-    reference = _points(reference, "reference coordinates")
-    queries = _points(queries, "query coordinates")
-    if reference.shape[1] != queries.shape[1]:
-        raise ParameterError(f"reference and queries have {reference.shape[1]} and {queries.shape[1]} coordinates")
-    if not 1 <= k <= len(reference):
-        raise ParameterError(f"k must be between 1 and the number of reference points ({len(reference)}), got {k}")
+    reference, queries = _search(reference, queries, k)
     if len(queries) == 0:
         return np.zeros((0, k))
     if len(reference) < 2.0 ** reference.shape[1]:  # the k nearest prune more than a wide radius
