@@ -294,3 +294,29 @@ def test_privacy_moves_a_bar_through_its_distance_searches_and_changes_no_figure
     done = [d for d, _ in calls]
     assert len({t for _, t in calls}) == 1 and calls[-1][0] == calls[-1][1]
     assert done == sorted(done) and len(set(done)) >= 7  # 3 searches of 3 parts each, then the other measures
+
+
+@pytest.mark.parametrize("dims", [4, 14])
+def test_privacy_figures_are_the_same_whichever_search_answers(monkeypatch, dims):
+    """The hidden rate, local cloaking and distances to the closest record, searched by kd-tree or by blocks of the
+    distance matrix (relanon.engine.distance_blocks), are the same floats: duplicated records and ties included."""
+    from relanon.engine import neighbours
+    from relanon.metrics.privacy import privacy
+
+    rng = np.random.default_rng(dims)
+    n = 600
+    frame = pd.DataFrame({f"x{i}": rng.integers(0, 3, n).astype(float) for i in range(dims // 2)}
+                         | {f"g{i}": rng.choice(["a", "b", "c"], n) for i in range(dims - dims // 2)})
+    avatars = frame.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    avatars.iloc[::3, 0] += 0.5  # some avatars off the originals, most on duplicated values
+    pairing = rng.permutation(n)
+    types = {c: "continuous" if c.startswith("x") else "categorical" for c in frame}
+
+    def figures(points_per_cell):
+        monkeypatch.setattr(neighbours, "TREE_POINTS_PER_CELL", points_per_cell)
+        monkeypatch.setattr(neighbours, "NEAREST_POINTS_PER_CELL", points_per_cell)
+        return [(m.name, m.value, m.breakdown) for m in privacy(frame, avatars, types, pairing=pairing, random_state=0)]
+
+    by_tree, by_blocks = figures(0), figures(float("inf"))
+    assert by_tree == by_blocks
+    assert dict((name, value) for name, value, _ in by_tree)["hidden_rate"] > 0
