@@ -19,7 +19,9 @@ from relanon.common.errors import ParameterError, StorageError
 from relanon.metrics.scenarios import evaluate
 from relanon.metrics.signal import column_bins
 from relanon.multitable.results import LinkReport
-from relanon.present.charts import INSTALL_HINT, MAX_COLUMNS, _columns_shown, _sample, _shares
+from relanon.present.charts import INSTALL_HINT, MAX_COLUMNS, _columns_shown
+from relanon.present.figures import column_shares as _shares
+from relanon.present.figures import sample_rows as _sample
 from relanon.present.report import render_html, write_report
 from relanon.present.sections import privacy_sentences
 from relanon.schema.graph import all_links
@@ -311,7 +313,7 @@ def test_category_shares_top_modalities_other_and_missing(monkeypatch):
     assert shares.labels == ("a", "b", "other", "missing")
     np.testing.assert_allclose(shares.original, [0.5, 0.25, 0.0, 0.25])
     np.testing.assert_allclose(shares.released, [0.25, 0.25, 0.5, 0.0])
-    monkeypatch.setattr("relanon.present.charts.MAX_CATEGORIES", 1)
+    monkeypatch.setattr("relanon.present.figures.MAX_CATEGORIES", 1)
     shares = _shares(original, released, "categorical")
     assert shares.labels == ("a", "other", "missing")
     np.testing.assert_allclose(shares.original, [0.5, 0.25, 0.25])
