@@ -3,15 +3,28 @@
 The pictures show original data, so the report itself is never part of the release. They need
 matplotlib (the ``report`` extra); without it the page is written without pictures and says so.
 The section is planned first (every picture of every table and link, with its caption), then each
-picture is drawn (:mod:`relanon.present.figures`), turned into a PNG and forgotten, one at a time:
-the progress bar advances by picture.
+picture is drawn (:mod:`relanon.present.figures`), turned into a PNG and forgotten; the progress bar
+advances by picture.
+
+Drawing is matplotlib's Python code on one core. When the databases are large enough for it to pay
+(:data:`PARALLEL_ROWS`) and the machine has more than one core, the pictures are drawn by forked worker
+processes (at most :data:`MAX_WORKERS`), which inherit the plan instead of receiving the data, and send
+back each picture's HTML with the log records and warnings its drawing raised, given out here in the
+page's order. A picture is a function of its inputs alone (fixed seeds, fixed layout, no software stamp
+in the PNG), so the page is the same bytes whichever process draws it; where ``fork`` does not exist,
+the pictures are drawn here.
 """
 
 from __future__ import annotations
 
 import base64
 import io
+import logging
+import multiprocessing
+import os
+import warnings
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from functools import partial
 
@@ -37,6 +50,8 @@ MAX_CORRELATION_COLUMNS = 20
 # the user's style must not change the picture bytes; text from the data ($x^$, a column named
 # "$\\foo{x}$") is drawn as it is, never read as mathtext or TeX markup
 DRAWING_RC = {"text.parse_math": False, "text.usetex": False}
+PARALLEL_ROWS = 20_000  # original rows from which the pictures are drawn by worker processes
+MAX_WORKERS = 4
 
 
 @dataclass(frozen=True)
@@ -63,12 +78,9 @@ def pictures_section(evaluation, progress) -> str:
              "included.</p>")]
     with matplotlib.style.context("default"), matplotlib.rc_context(DRAWING_RC), \
             progress.step("report pictures", total=count, unit="pictures") as step:
-        for part in plan:
-            if isinstance(part, _Picture):
-                parts.append(_drawn(part))
-                step.advance()
-            else:
-                parts.append(part)
+        drawn = _draw_all([part for part in plan if isinstance(part, _Picture)], step,
+                          sum(len(frame) for frame in evaluation.original.values()))
+        parts += [drawn.pop(0) if isinstance(part, _Picture) else part for part in plan]
         step.detail = f"{count} pictures of {len(tables)} tables and their links"
     parts.append("</section>")
     return "".join(parts)
@@ -190,6 +202,69 @@ def _columns_shown(columns: list[str], distances: dict) -> tuple[list[str], list
     ranked = sorted(columns, key=lambda c: (-distances.get(c, 0.0), columns.index(c)))
     kept = set(ranked[:MAX_COLUMNS])
     return [c for c in columns if c in kept], [c for c in columns if c not in kept]
+
+
+def _draw_all(pictures: list[_Picture], step, rows: int) -> list[str]:
+    """The HTML of each picture, in order; drawn by worker processes when it pays."""
+    workers = min(MAX_WORKERS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1,
+                  len(pictures))
+    if rows < PARALLEL_ROWS or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        drawn = []
+        for picture in pictures:
+            drawn.append(_drawn(picture))
+            step.advance()
+        return drawn
+    _PLAN[:] = pictures  # what the forked workers inherit
+    try:
+        done: dict[int, tuple] = {}
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = {pool.submit(_draw_in_worker, index): index for index in range(len(pictures))}
+            for future in as_completed(futures):
+                done[futures[future]] = future.result()
+                step.advance()
+    finally:
+        _PLAN.clear()
+    drawn = []
+    for index in range(len(pictures)):
+        html, records, caught = done[index]
+        for record in records:
+            logging.getLogger(record.name).handle(record)
+        for message, category, filename, lineno in caught:
+            warnings.warn_explicit(message, category, filename, lineno)
+        drawn.append(html)
+    return drawn
+
+
+_PLAN: list[_Picture] = []
+
+
+def _draw_in_worker(index: int) -> tuple:
+    """In a forked worker: the HTML of picture ``index`` of the plan, the log records of relanon's loggers
+    and the warnings its drawing raised (given out again by the parent, in the page's order)."""
+    held = _Records()
+    package = logging.getLogger("relanon")
+    package.addHandler(held)
+    propagate, package.propagate = package.propagate, False
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            html = _drawn(_PLAN[index])
+    finally:
+        package.removeHandler(held)
+        package.propagate = propagate
+    return html, held.records, [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
+
+
+class _Records(logging.Handler):
+    """Keeps the records it is given, made picklable (their message formatted, no traceback)."""
+
+    def __init__(self):
+        super().__init__()
+        self.records = []
+
+    def emit(self, record) -> None:
+        record.msg, record.args, record.exc_info, record.exc_text = record.getMessage(), None, None, None
+        self.records.append(record)
 
 
 def _drawn(picture: _Picture) -> str:
