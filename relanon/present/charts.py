@@ -25,6 +25,7 @@ import os
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from functools import partial
 
@@ -60,6 +61,7 @@ class _Picture:
 
     draw: Callable
     caption: str
+    panels: int = 1  # how many axes it draws: the heaviest are handed to the workers first
 
 
 def pictures_section(evaluation, progress) -> str:
@@ -126,6 +128,7 @@ def pictures(evaluation, table: str) -> dict:
 def _matplotlib():
     try:
         import matplotlib
+        import matplotlib.figure  # loaded once here rather than in each worker process
         import matplotlib.style  # not loaded by "import matplotlib" alone
     except ImportError:
         return None
@@ -149,7 +152,8 @@ def _table_parts(evaluation, table) -> list:
     shown, hidden = _columns_shown(list(types), distances)
     parts.append(_Picture(partial(distributions_figure, original, released, {c: types[c] for c in shown},
                                   distances, floors),
-                          f"{name}: distribution of each column, original vs anonymized (H: Hellinger distance)"))
+                          f"{name}: distribution of each column, original vs anonymized (H: Hellinger distance)",
+                          len(shown)))
     if hidden:
         parts.append(f'<p class="note">{len(hidden)} more column{"s" if len(hidden) > 1 else ""}, closer to '
                      f"the original, not drawn: {escape(', '.join(hidden))}.</p>")
@@ -208,30 +212,41 @@ def _draw_all(pictures: list[_Picture], step, rows: int) -> list[str]:
     """The HTML of each picture, in order; drawn by worker processes when it pays."""
     workers = min(MAX_WORKERS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1,
                   len(pictures))
-    if rows < PARALLEL_ROWS or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        drawn = []
-        for picture in pictures:
-            drawn.append(_drawn(picture))
+    done: dict[int, str] = {}
+    if rows >= PARALLEL_ROWS and workers >= 2 and "fork" in multiprocessing.get_all_start_methods():
+        try:
+            done = _draw_in_workers(pictures, workers, step)
+        except (OSError, BrokenProcessPool):  # no memory or process left for a fork: drawn here instead
+            pass
+    for index, picture in enumerate(pictures):
+        if index not in done:
+            done[index] = _drawn(picture)
             step.advance()
-        return drawn
+    return [done[index] for index in range(len(pictures))]
+
+
+def _draw_in_workers(pictures: list[_Picture], workers: int, step) -> dict[int, str]:
+    """Each picture's HTML by its index, drawn by forked workers; what their drawing logged and warned is
+    given out here, in the page's order, once every picture is drawn."""
     _PLAN[:] = pictures  # what the forked workers inherit
+    results: dict[int, tuple] = {}
     try:
-        done: dict[int, tuple] = {}
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = {pool.submit(_draw_in_worker, index): index for index in range(len(pictures))}
+            heaviest_first = sorted(range(len(pictures)), key=lambda index: -pictures[index].panels)
+            futures = {pool.submit(_draw_in_worker, index): index for index in heaviest_first}
             for future in as_completed(futures):
-                done[futures[future]] = future.result()
+                results[futures[future]] = future.result()
                 step.advance()
     finally:
         _PLAN.clear()
-    drawn = []
-    for index in range(len(pictures)):
-        html, records, caught = done[index]
+    drawn = {}
+    for index in sorted(results):
+        html, records, caught = results[index]
         for record in records:
             logging.getLogger(record.name).handle(record)
         for message, category, filename, lineno in caught:
             warnings.warn_explicit(message, category, filename, lineno)
-        drawn.append(html)
+        drawn[index] = html
     return drawn
 
 

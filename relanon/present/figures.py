@@ -3,11 +3,11 @@
 Every figure is a matplotlib :class:`~matplotlib.figure.Figure` on a fixed layout: the place of each
 axes is computed here, in inches, from what surrounds it (titles, tick labels measured with the font
 they are drawn in), rather than by a layout engine. A layout engine (``constrained``, ``tight``) draws
-the whole figure once to measure it and once more to paint it; a fixed layout paints it once, which
-halves the cost of the report's pictures. Bars are drawn as one filled step outline per side rather than
-one rectangle per bar, which keeps a figure of twelve panels to a few dozen artists.
+the whole figure once to measure it and once more to paint it; a fixed layout paints it once. Bars are
+drawn as one filled step outline per side rather than one rectangle per bar, which keeps a figure of
+twelve panels to a few dozen artists.
 
-matplotlib is imported only here and only when a figure is drawn (the ``report`` extra), through its
+matplotlib is imported only when a figure is drawn (the ``report`` extra), through its
 object-oriented API on the Agg canvas: pyplot, its global figure list and the user's backend are never
 touched.
 """

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.errors import ParameterError, Problem, SchemaError
-from relanon.common.options import DEFAULT_BUDGET_ROUNDS, DEFAULT_HOLDOUT, DEFAULT_ROUNDS
+from relanon.common.options import DEFAULT_BUDGET_ROUNDS, DEFAULT_HOLDOUT
 from relanon.common.plain import matrix_dict, plain
 from relanon.common.progress import as_progress
 from relanon.metrics.attacks.distances import CLOSER_TARGET, reference_distances
