@@ -24,7 +24,7 @@ from scipy import sparse
 from relanon.common.errors import ParameterError
 from relanon.engine.factor_space import FactorSpace
 from relanon.engine.mixing import mixed_numbers
-from relanon.engine.neighbours import cross_neighbours
+from relanon.engine.neighbours import SearchTree
 from relanon.engine.private_values import carried_tuple, tuple_codes, value_codes
 
 logger = logging.getLogger(__name__)
@@ -35,6 +35,11 @@ logger = logging.getLogger(__name__)
 PROTECTED_ROWS = 20
 PROTECTED_NUMBER_ROWS = 3
 DISTANCE_EPSILON = 1e-9
+# The mark, in :func:`_row_sets`, of a record among the first PROTECTED_NUMBER_ROWS rows of another (1 otherwise).
+FEW_ROWS = 16
+# Largest number of pairs of codes whose holding :class:`_Held` looks up in a table (one byte each) rather
+# than by a binary search.
+HELD_TABLE_SIZE = 2**24
 # Values of the largest array of a chunk of avatars in :func:`sensitive_donors` (the coordinates of
 # their candidates): about 80 MB.
 CHUNK_VALUES = 10_000_000
@@ -137,20 +142,22 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
   # the records of the tuple, the order means nothing), then its nearest records in the space;
   # searched once per drawn neighbour
   drawn, drawn_row = np.unique(chosen, return_inverse=True)
-  searched = (_other_neighbours(search, drawn, width, index),
-              _other_neighbours(coords, drawn, min(n - 1, 2 * width), index))
+  trees = SearchTree(search), SearchTree(coords)
+  searched = (_other_neighbours(search, drawn, width, index, tree=trees[0]),
+              _other_neighbours(coords, drawn, min(n - 1, 2 * width), index, tree=trees[1]))
   # a released row may not carry the values of a record it is one of the closest rows to: closest
-  # as an attacker who weighs categorical matches heavily sees it, and closest in the space
+  # as an attacker who weighs categorical matches heavily sees it, and closest in the space (the records
+  # asked in the leaf order of their trees above)
   closest_width = min(protected, n)
-  closest = [cross_neighbours(released_search, search, closest_width, distances=False, dtype=index).indices,
-             cross_neighbours(released, coords, closest_width, distances=False, dtype=index).indices]
-  del released, released_search
+  closest = [SearchTree(rows).query(records, closest_width, tree.order, distances=False, dtype=index).indices
+             for rows, records, tree in zip((released_search, released), (search, coords), trees, strict=True)]
+  del released, released_search, trees
   # numbers, means of many look-alikes, need less: the few closest rows (more would leave only
   # distant look-alikes and lose the column's relations to the others)
   few = min(PROTECTED_NUMBER_ROWS, protected, n)
-  rules = _Rules(coords, shared, secret, protected_rows=_row_sets(closest),
-                 protected_number_rows=_row_sets([c[:, :few] for c in closest]),
-                 combinations=_held_combinations(table, others, shared, secret, combination_holders),
+  combinations, pairs = _held_combinations(table, others, shared, secret, combination_holders)
+  rules = _Rules(coords, shared, secret, protected_rows=_row_sets(closest, few), combinations=combinations,
+                 pairs=pairs,
                  shared_at=shared_at, pairs_at=pairs_at,
                  groups=groups, eligible=eligible)
   del closest
@@ -162,14 +169,7 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
 
   width_all = width + searched[1].shape[1]
   chunk = chunk_rows or max(1, CHUNK_VALUES // (width_all * max(coords.shape[1], 1)))
-  # the random numbers of the one-chunk computation: every avatar's Exp(1) per candidate, then one
-  # uniform per avatar. The exponentials are drawn twice (skipped, then chunk by chunk): kept, they
-  # would take 8 bytes per candidate of every avatar
-  exponentials = copy.deepcopy(rng)
-  for start in range(0, n, chunk):
-      rng.exponential(1.0, size=(min(chunk, n - start), width_all))
-  u = rng.random(n)
-  u_pull = rng.random(n)
+  exponentials, u, u_pull = _random_numbers(rng, n, width_all, chunk)
   donors, pulled = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
   mixed = {c: np.empty(n) for c in numbers}
   counts = {"sharing": 0, "forming": 0, "pairing": 0, "neither": 0}
@@ -183,7 +183,7 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
       distances = _distances(coords, drawn[of_chunk], found, buffer)[at]
       repeated = _found_in(found[:, :width], found[:, width:])[at]
       found = found[at]
-      draws = exponentials.exponential(1.0, size=found.shape)
+      draws = next(exponentials)
       donors[rows], mix, pulled[rows], chunk_counts = _donate(rows, chosen[rows], found, distances, repeated, width,
                                                               draws, u[rows], u_pull[rows], rules)
       for column, values in numbers.items():
@@ -193,33 +193,69 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
   return Donors(donors, mixed, counts, pulled)
 
 
+def _random_numbers(rng: np.random.Generator, n: int, width: int, chunk: int) -> tuple:
+  """The random numbers of :func:`sensitive_donors`, those of the one-chunk computation: every avatar's Exp(1)
+  per candidate (``width`` each), then one uniform per avatar, twice. Returns the exponentials chunk by chunk
+  (an iterator over chunks of ``chunk`` avatars) and the two uniforms. Up to :data:`CHUNK_VALUES` exponentials
+  are kept; more are drawn twice (skipped, then chunk by chunk), not to hold 8 bytes per candidate of every
+  avatar."""
+  if n * width <= CHUNK_VALUES:
+      every = rng.exponential(1.0, size=(n, width))
+      chunks = (every[start:start + chunk] for start in range(0, n, chunk))
+  else:
+      again = copy.deepcopy(rng)
+      for start in range(0, n, chunk):
+          rng.exponential(1.0, size=(min(chunk, n - start), width))
+      chunks = (again.exponential(1.0, size=(min(chunk, n - start), width)) for start in range(0, n, chunk))
+  return chunks, rng.random(n), rng.random(n)
+
+
 class _Rules(NamedTuple):
   """What decides whether a record may give an avatar its sensitive values (:func:`_donate`)."""
 
   coords: np.ndarray
   shared: np.ndarray
   secret: np.ndarray
-  protected_rows: sparse.csr_array  # [released row, record] > 0: the row may not carry its values
-  protected_number_rows: sparse.csr_array  # the same for its numbers
-  combinations: tuple
+  protected_rows: sparse.csr_array  # [released row, record] > 0: the row may not carry its values; >= FEW_ROWS: its numbers
+  combinations: _Held  # (tuple of the other categorical values, sensitive values) that enough records hold
+  pairs: list  # per other categorical column, its (value, sensitive values) that enough records hold
   groups: np.ndarray | None
   eligible: np.ndarray | None
   shared_at: np.ndarray  # the key among ``shared`` of the tuple each avatar carries (-1: no record holds it)
   pairs_at: list  # per other categorical column, the code of the value each avatar carries
 
 
+class _Held:
+  """The pairs of codes ``(a, b)`` (``a`` of a record's tuple or value, ``b`` of its sensitive values) that at
+  least ``holders`` records hold: :meth:`contains` tells it of arrays of pairs, by a table of every pair when
+  it is small, by a binary search among the pairs held otherwise."""
+
+  def __init__(self, left: np.ndarray, right: np.ndarray, holders: int):
+      self.base = int(right.max(initial=0)) + 1
+      held, count = np.unique(left * self.base + right, return_counts=True)
+      held = held[count >= holders]
+      size = (int(left.max(initial=0)) + 1) * self.base
+      self.table = None
+      if size <= HELD_TABLE_SIZE:
+          self.table = np.zeros(size, dtype=bool)
+          self.table[held] = True
+      self.held = held
+
+  def contains(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+      """Whether each pair ``(left, right)`` (arrays broadcast together) is held; never when ``left < 0``
+      (no record holds the tuple) or ``right`` is beyond the codes of the records."""
+      keys = left * self.base + right
+      valid = (left >= 0) & (right < self.base)
+      if self.table is not None:
+          return self.table[np.where(valid, keys, 0)] & valid
+      found = np.minimum(np.searchsorted(self.held, keys), max(len(self.held) - 1, 0))
+      return (self.held[found] == keys) & valid if len(self.held) else np.zeros(keys.shape, dtype=bool)
+
+
 def _held_combinations(table, others, shared, secret, holders: int) -> tuple:
-  """The codes of the combinations of the sensitive values with all the other categorical values,
-  then with each other categorical value, that at least ``holders`` records hold (sorted)."""
-  base = secret.max(initial=0) + 1
-  combination = shared * base + secret
-  existing, count = np.unique(combination, return_counts=True)
-  pairs = []
-  for column in others:
-      codes = value_codes(table[column])
-      held, count_pair = np.unique(codes * base + secret, return_counts=True)
-      pairs.append((codes, held[count_pair >= holders]))
-  return base, existing[count >= holders], pairs
+  """The combinations of the sensitive values with all the other categorical values, then with each other
+  categorical value, that at least ``holders`` records hold."""
+  return _Held(shared, secret, holders), [_Held(value_codes(table[column]), secret, holders) for column in others]
 
 
 def _distances(coords: np.ndarray, of: np.ndarray, candidates: np.ndarray, buffer: np.ndarray) -> np.ndarray:
@@ -243,10 +279,8 @@ def _donate(rows, chosen, candidates, distances, repeated, width, draws, u, u_pu
           held = group[candidates]
           excluded |= ((held == group[chosen][:, None]) | (held == group[rows][:, None])) & (held >= 0)
   each = (np.repeat(rows, candidates.shape[1]), candidates.reshape(-1))  # (avatar, candidate) pairs
-  protected = (rules.protected_rows[each] > 0).reshape(candidates.shape)
-  numbers_protected = np.zeros_like(protected)  # the rows protecting numbers are among the others
-  of_row = rows[np.nonzero(protected)[0]]
-  numbers_protected[protected] = rules.protected_number_rows[of_row, candidates[protected]] > 0
+  marks = rules.protected_rows[each].reshape(candidates.shape)
+  protected, numbers_protected = marks > 0, marks >= FEW_ROWS
   # 1 / d * Exp(1): the nearest allowed candidates weigh most (the avatar weights' random ranks
   # would weigh a distant candidate as much as a near one among these 2 (k + protected) candidates)
   weights = draws / (distances + DISTANCE_EPSILON)
@@ -317,45 +351,53 @@ class _Tiers:
       elif label == "neither":
           tier = self.near[at]
       else:
-          base, existing, pair_rules = rules.combinations
           secret_values = rules.secret[candidates]
           if label == "forming":
               # a combination counts as held when enough records hold it: held by the person alone, it
               # would tell her value to whoever knows her other values
               # (an avatar whose tuple no record holds forms no held combination)
-              formed = rules.shared_at[rows][:, None] * base + secret_values
-              tier = self.near[at] & (rules.shared_at[rows] >= 0)[:, None] & np.isin(formed, existing)
+              tier = self.near[at] & rules.combinations.contains(rules.shared_at[rows][:, None], secret_values)
           else:
               # failing that, every pair of one of its other categorical values with the sensitive ones
               # is one that enough records hold (no dose of another drug; a pair held by one patient's
               # visits alone would hand them their own reasons)
               tier = self.near[at]
-              for (_, held), carried in zip(pair_rules, rules.pairs_at, strict=True):
-                  tier &= np.isin(carried[rows][:, None] * base + secret_values, held)
+              for held, carried in zip(rules.pairs, rules.pairs_at, strict=True):
+                  tier &= held.contains(carried[rows][:, None], secret_values)
       if frequent_only and rules.eligible is not None:
           tier &= rules.eligible[candidates]
       return tier
 
 
-def _other_neighbours(points: np.ndarray, of: np.ndarray, k: int, dtype=np.int64) -> np.ndarray:
-  """``self_neighbours(points, k).indices[of]``, searched for the records ``of`` alone."""
-  found = cross_neighbours(points, points[of], k + 1, distances=False, dtype=dtype).indices
+def _other_neighbours(points: np.ndarray, of: np.ndarray, k: int, dtype=np.int64,
+                      tree: SearchTree | None = None) -> np.ndarray:
+  """``self_neighbours(points, k).indices[of]``, searched for the records ``of`` alone (in ``tree``, built on
+  ``points``, when given)."""
+  tree = SearchTree(points) if tree is None else tree
+  found = tree.query(points[of], k + 1, tree.locality_of(of), distances=False, dtype=dtype).indices
   is_self = found == of[:, None]
   is_self[~is_self.any(axis=1), k] = True
   return found[~is_self].reshape(len(of), k)
 
 
-def _row_sets(closest: list[np.ndarray]) -> sparse.csr_array:
+def _row_sets(closest: list[np.ndarray], few: int) -> sparse.csr_array:
   """``sets[r, c] > 0`` when released row ``r`` is one of the rows of record ``c`` in one of the
-  ``closest`` arrays (shape (records, rows each)): a lookup of any (row, record) pair, the pairs of
-  one row next to each other (avatars are weighed in chunks of consecutive rows)."""
+  ``closest`` arrays (shape (records, rows each)), ``sets[r, c] >= FEW_ROWS`` when it is one of its first
+  ``few`` rows there: a lookup of any (row, record) pair, the pairs of one row next to each other (avatars
+  are weighed in chunks of consecutive rows)."""
   rows = np.hstack(closest)
+  n, each = rows.shape
   index = np.int32 if rows.size < 2**31 else np.int64
-  by_record = sparse.csr_array((np.ones(rows.size, dtype=np.int8), rows.reshape(-1).astype(index, copy=False),
-                                np.arange(0, rows.size + 1, rows.shape[1], dtype=index)),
-                               shape=(len(rows), len(rows)))
-  sets = by_record.T.tocsr()
-  sets.sum_duplicates()  # sorted within each row: a lookup is a binary search
+  marks = np.ones(rows.shape, dtype=np.int8)
+  for start in range(0, each, closest[0].shape[1]):
+      marks[:, start:start + few] = FEW_ROWS
+  # the pairs ordered by released row, then by record (a stable sort of the records' lists): the arrays of
+  # the CSR form directly
+  flat = rows.reshape(-1)
+  order = np.argsort(flat, kind="stable")
+  sets = sparse.csr_array((marks.reshape(-1)[order], (order // each).astype(index),
+                           np.searchsorted(flat[order], np.arange(n + 1)).astype(index)), shape=(n, n))
+  sets.sum_duplicates()  # a record listing a row in both arrays: one entry, its marks added
   return sets
 
 

@@ -49,16 +49,41 @@ def _points(coords, what: str) -> np.ndarray:
     return points
 
 
-class _LocalTree:
-    """A cKDTree over points stored in leaf order; answers in the caller's order."""
+class SearchTree:
+    """A search structure over ``points`` built once and queried as often as needed: several searches among
+    the same points (:func:`cross_neighbours`'s answers, each time) share its construction.
 
-    def __init__(self, points: np.ndarray):
+    The points are stored in the tree's leaf order (``order``); answers come in the caller's order.
+
+    Examples
+    --------
+    >>> tree = SearchTree([[0.0], [1.0], [5.0]])
+    >>> tree.query(np.array([[0.9], [4.0]]), 2).indices.tolist()
+    [[1, 0], [2, 1]]
+    """
+
+    def __init__(self, points):
+        points = _points(points, "reference coordinates")
+        self.n_points, self.dimensions = points.shape
         self.order = cKDTree(points, **_TREE_OPTIONS).indices
         self.tree = cKDTree(points[self.order], **_TREE_OPTIONS)
 
-    def query(self, queries: np.ndarray, k: int, order: np.ndarray | None = None, *, distances: bool = True,
+    def locality_of(self, of: np.ndarray) -> np.ndarray:
+        """An order of the queries ``points[of]`` (points of the tree) that walks the tree's leaves in turn."""
+        rank = np.empty(self.n_points, dtype=np.int64)
+        rank[self.order] = np.arange(self.n_points)
+        return np.argsort(rank[of], kind="stable")
+
+    def query(self, queries, k: int, order: np.ndarray | None = None, *, distances: bool = True,
               dtype=np.int64, progress=None) -> Neighbours:
-        order = _locality_order(queries) if order is None else order
+        """The ``k`` nearest points of each query (as :func:`cross_neighbours`); ``order``, the order in which
+        the queries are answered (any permutation: it changes only the speed), by default a locality order."""
+        queries = _points(queries, "query coordinates")
+        if queries.shape[1] != self.dimensions:
+            raise ParameterError(f"reference and queries have {self.dimensions} and {queries.shape[1]} coordinates")
+        if not 1 <= k <= self.n_points:
+            raise ParameterError(f"k must be between 1 and the number of reference points ({self.n_points}), got {k}")
+        order = locality_order(queries) if order is None else order
         out_d = np.empty((len(order), k)) if distances else None
         out_i = np.empty((len(order), k), dtype=dtype)
         step = max(1, QUERY_VALUES // k)
@@ -78,7 +103,7 @@ class _LocalTree:
     def count_within(self, queries: np.ndarray, radii: np.ndarray, progress=None) -> np.ndarray:
         """Points within each query's radius, counted by parts of :data:`PROGRESS_QUERIES` queries in
         locality order (each count is independent of the others: the parts change no figure)."""
-        order = _locality_order(queries)
+        order = locality_order(queries)
         out = np.empty(len(order), dtype=np.int64)
         for start in range(0, len(order), PROGRESS_QUERIES):
             part = order[start:start + PROGRESS_QUERIES]
@@ -88,7 +113,9 @@ class _LocalTree:
         return out
 
 
-def _locality_order(points: np.ndarray) -> np.ndarray:
+def locality_order(points: np.ndarray) -> np.ndarray:
+    """An order of ``points`` in which consecutive points are near each other (a k-d tree's leaf order): queries
+    answered in it walk the same branches of a tree in turn."""
     if len(points) < 2:
         return np.arange(len(points))
     return cKDTree(points, **_TREE_OPTIONS).indices
@@ -111,7 +138,7 @@ def self_neighbours(coords, k: int) -> Neighbours:
     n = len(points)
     if not 1 <= k < n:
         raise ParameterError(f"k must be between 1 and the number of points minus one ({n - 1}), got {k}")
-    tree = _LocalTree(points)
+    tree = SearchTree(points)
     found = tree.query(points, k + 1, order=tree.order)
     is_self = found.indices == np.arange(n)[:, None]
     is_self[~is_self.any(axis=1), k] = True
@@ -140,7 +167,7 @@ def cross_neighbours(reference, queries, k: int, *, distances: bool = True, dtyp
         raise ParameterError(f"k must be between 1 and the number of reference points ({len(reference)}), got {k}")
     if len(queries) == 0:
         return Neighbours(np.zeros((0, k)) if distances else None, np.zeros((0, k), dtype=dtype))
-    return _LocalTree(reference).query(queries, k, distances=distances, dtype=dtype, progress=progress)
+    return SearchTree(reference).query(queries, k, distances=distances, dtype=dtype, progress=progress)
 
 
 def tie_tolerance(*coords) -> float:
@@ -180,7 +207,7 @@ def count_closer_and_tied(reference, queries, distances, *, progress=None) -> tu
     tied = np.zeros(len(queries), dtype=np.int64)
     if len(queries) == 0 or len(reference) == 0:
         return closer, tied
-    tree = _LocalTree(reference)
+    tree = SearchTree(reference)
     inner = distances - slack
     positive = inner > 0
     first, total = int(positive.sum()), int(positive.sum()) + len(queries)
