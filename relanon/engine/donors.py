@@ -37,6 +37,8 @@ PROTECTED_NUMBER_ROWS = 3
 DISTANCE_EPSILON = 1e-9
 # The mark, in :func:`_row_sets`, of a record among the first PROTECTED_NUMBER_ROWS rows of another (1 otherwise).
 FEW_ROWS = 16
+# Coordinates' differences computed at once in :func:`_distances` (256 kB).
+DISTANCE_BLOCK = 32_768
 # Largest number of pairs of codes whose holding :class:`_Held` looks up in a table (one byte each) rather
 # than by a binary search.
 HELD_TABLE_SIZE = 2**24
@@ -173,7 +175,8 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
   donors, pulled = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
   mixed = {c: np.empty(n) for c in numbers}
   counts = {"sharing": 0, "forming": 0, "pairing": 0, "neither": 0}
-  buffer = np.empty((min(chunk, len(drawn)), width_all, coords.shape[1]))
+  buffer = np.empty((max(1, min(len(drawn), DISTANCE_BLOCK // (width_all * max(coords.shape[1], 1)))), width_all,
+                      coords.shape[1]))
   for start in range(0, n, chunk):
       rows = np.arange(start, min(start + chunk, n))
       # what depends on the drawn neighbour alone (its candidates, their distances to it, the records both
@@ -228,28 +231,29 @@ class _Rules(NamedTuple):
 class _Held:
   """The pairs of codes ``(a, b)`` (``a`` of a record's tuple or value, ``b`` of its sensitive values) that at
   least ``holders`` records hold: :meth:`contains` tells it of arrays of pairs, by a table of every pair when
-  it is small, by a binary search among the pairs held otherwise."""
+  it is small, by a binary search among the pairs held otherwise. ``a = -1`` (a tuple no record holds) is
+  held with nothing."""
 
   def __init__(self, left: np.ndarray, right: np.ndarray, holders: int):
       self.base = int(right.max(initial=0)) + 1
-      held, count = np.unique(left * self.base + right, return_counts=True)
-      held = held[count >= holders]
-      size = (int(left.max(initial=0)) + 1) * self.base
+      # keys shifted by one ``a``: -1 is the first
+      held, count = np.unique((left + 1) * self.base + right, return_counts=True)
+      self.held = held[count >= holders]
+      size = (int(left.max(initial=0)) + 2) * self.base
       self.table = None
       if size <= HELD_TABLE_SIZE:
           self.table = np.zeros(size, dtype=bool)
-          self.table[held] = True
-      self.held = held
+          self.table[self.held] = True
 
   def contains(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-      """Whether each pair ``(left, right)`` (arrays broadcast together) is held; never when ``left < 0``
-      (no record holds the tuple) or ``right`` is beyond the codes of the records."""
-      keys = left * self.base + right
-      valid = (left >= 0) & (right < self.base)
+      """Whether each pair ``(left, right)`` (arrays broadcast together; ``right`` among the records' codes,
+      ``left`` at least -1) is held."""
+      keys = (left + 1) * self.base + right
       if self.table is not None:
-          return self.table[np.where(valid, keys, 0)] & valid
-      found = np.minimum(np.searchsorted(self.held, keys), max(len(self.held) - 1, 0))
-      return (self.held[found] == keys) & valid if len(self.held) else np.zeros(keys.shape, dtype=bool)
+          return self.table[keys]
+      if not len(self.held):
+          return np.zeros(keys.shape, dtype=bool)
+      return self.held[np.minimum(np.searchsorted(self.held, keys), len(self.held) - 1)] == keys
 
 
 def _held_combinations(table, others, shared, secret, holders: int) -> tuple:
@@ -260,10 +264,16 @@ def _held_combinations(table, others, shared, secret, holders: int) -> tuple:
 
 def _distances(coords: np.ndarray, of: np.ndarray, candidates: np.ndarray, buffer: np.ndarray) -> np.ndarray:
   """The distance of record ``of[i]`` to each of its ``candidates[i]`` in ``coords``; ``buffer`` holds the
-  coordinates' differences (reused from chunk to chunk: a new array of that size costs more than the sums)."""
-  differences = np.take(coords, candidates, axis=0, out=buffer[:len(of)], mode="clip")  # unbuffered: indices are valid
-  np.subtract(coords[of][:, None, :], differences, out=differences)
-  return np.sqrt(np.einsum("ijk,ijk->ij", differences, differences))
+  coordinates' differences of a block of records (reused from block to block: it stays in the processor's
+  cache, where the differences of a whole chunk would not)."""
+  out = np.empty(candidates.shape)
+  for start in range(0, len(of), len(buffer)):
+      block = slice(start, start + len(buffer))
+      differences = np.take(coords, candidates[block], axis=0, out=buffer[:len(of[block])],
+                            mode="clip")  # unbuffered: indices are valid
+      np.subtract(coords[of[block]][:, None, :], differences, out=differences)
+      np.einsum("ijk,ijk->ij", differences, differences, out=out[block])
+  return np.sqrt(out, out=out)
 
 
 def _donate(rows, chosen, candidates, distances, repeated, width, draws, u, u_pull, rules: _Rules):
@@ -300,23 +310,26 @@ def _donate(rows, chosen, candidates, distances, repeated, width, draws, u, u_pu
   donors = np.full(len(rows), -1, dtype=np.int64)
   counts = {"sharing": 0, "forming": 0, "pairing": 0, "neither": 0}
   todo = np.arange(len(rows))  # the avatars without a donor yet
-  for label, frequent_only in (("sharing", True), ("sharing", False), ("forming", True), ("forming", False),
-                               ("pairing", True), ("pairing", False), ("neither", False)):
-      tier = tiers.of(label, todo, frequent_only)
-      some = tier.any(axis=1)
-      if not some.any():
-          continue
-      at, tier = todo[some], tier[some]
-      kept = weights[at] * tier
-      cumulative = np.cumsum(kept, axis=1) / kept.sum(axis=1, keepdims=True)
-      cumulative[:, -1] = 1.0
-      picked = np.minimum((cumulative < u[at][:, None]).sum(axis=1), candidates.shape[1] - 1)
-      # a weight of 0 may still be landed on by rounding: take the first allowed candidate instead
-      ok = tier[np.arange(len(at)), picked]
-      picked = np.where(ok, picked, np.argmax(tier, axis=1))
-      donors[at] = candidates[at, picked]
-      counts[label] += len(at)
-      todo = todo[~some]
+  frequent = None if rules.eligible is None else rules.eligible[candidates]
+  for label in ("sharing", "forming", "pairing", "neither"):
+      tier = tiers.of(label, todo)
+      # the records whose values are all frequent first (the tier's others after them; a last tier of any)
+      for frequent_only in (True, False) if label != "neither" else (False,):
+          drawn = tier & frequent[todo] if frequent_only and frequent is not None else tier
+          some = drawn.any(axis=1)
+          if not some.any():
+              continue
+          at, drawn = todo[some], drawn[some]
+          kept = weights[at] * drawn
+          cumulative = np.cumsum(kept, axis=1) / kept.sum(axis=1, keepdims=True)
+          cumulative[:, -1] = 1.0
+          picked = np.minimum((cumulative < u[at][:, None]).sum(axis=1), candidates.shape[1] - 1)
+          # a weight of 0 may still be landed on by rounding: take the first allowed candidate instead
+          ok = drawn[np.arange(len(at)), picked]
+          picked = np.where(ok, picked, np.argmax(drawn, axis=1))
+          donors[at] = candidates[at, picked]
+          counts[label] += len(at)
+          todo, tier = todo[~some], tier[~some]
   donors[todo] = candidates[todo, -1]  # every candidate excluded (tiny tables): the farthest candidate
   mix[total[:, 0] == 0, -1] = 1.0
   counts["neither"] += len(todo)
@@ -344,7 +357,7 @@ class _Tiers:
   def __init__(self, rules: _Rules, rows, candidates, allowed, near):
       self.rules, self.rows, self.candidates, self.allowed, self.near = rules, rows, candidates, allowed, near
 
-  def of(self, label: str, at: np.ndarray, frequent_only: bool) -> np.ndarray:
+  def of(self, label: str, at: np.ndarray) -> np.ndarray:
       rules, rows, candidates = self.rules, self.rows[at], self.candidates[at]
       if label == "sharing":
           tier = self.allowed[at] & (rules.shared[candidates] == rules.shared_at[rows][:, None])
@@ -364,8 +377,6 @@ class _Tiers:
               tier = self.near[at]
               for held, carried in zip(rules.pairs, rules.pairs_at, strict=True):
                   tier &= held.contains(carried[rows][:, None], secret_values)
-      if frequent_only and rules.eligible is not None:
-          tier &= rules.eligible[candidates]
       return tier
 
 
@@ -391,12 +402,9 @@ def _row_sets(closest: list[np.ndarray], few: int) -> sparse.csr_array:
   marks = np.ones(rows.shape, dtype=np.int8)
   for start in range(0, each, closest[0].shape[1]):
       marks[:, start:start + few] = FEW_ROWS
-  # the pairs ordered by released row, then by record (a stable sort of the records' lists): the arrays of
-  # the CSR form directly
-  flat = rows.reshape(-1)
-  order = np.argsort(flat, kind="stable")
-  sets = sparse.csr_array((marks.reshape(-1)[order], (order // each).astype(index),
-                           np.searchsorted(flat[order], np.arange(n + 1)).astype(index)), shape=(n, n))
+  by_record = sparse.csr_array((marks.reshape(-1), rows.reshape(-1).astype(index, copy=False),
+                                np.arange(0, rows.size + 1, each, dtype=index)), shape=(n, n))
+  sets = by_record.T.tocsr()
   sets.sum_duplicates()  # a record listing a row in both arrays: one entry, its marks added
   return sets
 
