@@ -246,8 +246,8 @@ class _Held:
           self.table[self.held] = True
 
   def contains(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-      """Whether each pair ``(left, right)`` (arrays broadcast together; ``right`` among the records' codes,
-      ``left`` at least -1) is held."""
+      """Whether each pair ``(left, right)`` is held (arrays broadcast together: codes some record holds, or -1
+      on the left)."""
       keys = (left + 1) * self.base + right
       if self.table is not None:
           return self.table[keys]
