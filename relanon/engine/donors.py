@@ -364,19 +364,25 @@ class _Tiers:
       elif label == "neither":
           tier = self.near[at]
       else:
-          secret_values = rules.secret[candidates]
+          # asked of the near candidates alone, each rule of the tier of those that passed the previous ones
+          tier = self.near[at]
+          avatar, place = np.nonzero(tier)
+          secret_values = rules.secret[candidates[avatar, place]]
           if label == "forming":
               # a combination counts as held when enough records hold it: held by the person alone, it
               # would tell her value to whoever knows her other values
               # (an avatar whose tuple no record holds forms no held combination)
-              tier = self.near[at] & rules.combinations.contains(rules.shared_at[rows][:, None], secret_values)
+              tests = [(rules.combinations, rules.shared_at)]
           else:
               # failing that, every pair of one of its other categorical values with the sensitive ones
               # is one that enough records hold (no dose of another drug; a pair held by one patient's
               # visits alone would hand them their own reasons)
-              tier = self.near[at]
-              for held, carried in zip(rules.pairs, rules.pairs_at, strict=True):
-                  tier &= held.contains(carried[rows][:, None], secret_values)
+              tests = zip(rules.pairs, rules.pairs_at, strict=True)
+          for held, carried in tests:
+              passed = held.contains(carried[rows[avatar]], secret_values)
+              avatar, place, secret_values = avatar[passed], place[passed], secret_values[passed]
+          tier = np.zeros_like(tier)
+          tier[avatar, place] = True
       return tier
 
 
