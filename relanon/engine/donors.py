@@ -39,6 +39,9 @@ DISTANCE_EPSILON = 1e-9
 FEW_ROWS = 16
 # Coordinates' differences computed at once in :func:`_distances` (256 kB).
 DISTANCE_BLOCK = 32_768
+# The rules of a tier of donors are asked of each avatar's possible tuples of sensitive values when there are at
+# most this many per candidate, of each candidate otherwise (:class:`_Tiers`): the same answers, the fewer questions.
+TUPLES_PER_CANDIDATE = 1.0
 # Largest number of pairs of codes whose holding :class:`_Held` looks up in a table (one byte each) rather
 # than by a binary search.
 HELD_TABLE_SIZE = 2**24
@@ -364,10 +367,6 @@ class _Tiers:
       elif label == "neither":
           tier = self.near[at]
       else:
-          # asked of the near candidates alone, each rule of the tier of those that passed the previous ones
-          tier = self.near[at]
-          avatar, place = np.nonzero(tier)
-          secret_values = rules.secret[candidates[avatar, place]]
           if label == "forming":
               # a combination counts as held when enough records hold it: held by the person alone, it
               # would tell her value to whoever knows her other values
@@ -377,7 +376,18 @@ class _Tiers:
               # failing that, every pair of one of its other categorical values with the sensitive ones
               # is one that enough records hold (no dose of another drug; a pair held by one patient's
               # visits alone would hand them their own reasons)
-              tests = zip(rules.pairs, rules.pairs_at, strict=True)
+              tests = list(zip(rules.pairs, rules.pairs_at, strict=True))
+          tier = self.near[at]
+          base = rules.combinations.base  # the number of the records' tuples of sensitive values
+          if base <= TUPLES_PER_CANDIDATE * tier.shape[1]:
+              # fewer tuples than candidates: the rules are asked of each avatar's possible tuples, once
+              admitted = np.ones((len(at), base), dtype=bool)
+              for held, carried in tests:
+                  admitted &= held.contains(carried[rows][:, None], np.arange(base)[None, :])
+              return tier & admitted[np.arange(len(at))[:, None], rules.secret[candidates]]
+          # otherwise of the near candidates alone, each rule of those that passed the previous ones
+          avatar, place = np.nonzero(tier)
+          secret_values = rules.secret[candidates[avatar, place]]
           for held, carried in tests:
               passed = held.contains(carried[rows[avatar]], secret_values)
               avatar, place, secret_values = avatar[passed], place[passed], secret_values[passed]

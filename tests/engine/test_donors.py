@@ -90,3 +90,26 @@ def test_donors_are_the_same_whether_their_random_numbers_are_kept_or_drawn_twic
     for field in ("donors", "pulled"):
         assert getattr(again, field).tobytes() == getattr(kept, field).tobytes()
     assert again.numbers["income"].tobytes() == kept.numbers["income"].tobytes()
+
+
+def test_donors_are_the_same_whether_their_rules_are_asked_per_tuple_or_per_candidate(monkeypatch):
+    rng = np.random.default_rng(8)
+    n, k = 400, 5
+    table = pd.DataFrame({"age": rng.integers(20, 80, n), "sex": rng.choice(["F", "M"], n),
+                          "town": rng.choice([f"t{i}" for i in range(30)], n), "reason": rng.choice(list("pqrs"), n)})
+    types = {"age": "integer", "sex": "categorical", "town": "categorical", "reason": "categorical"}
+    space = FactorSpace(types, random_state=0).fit(table)
+    chosen = self_neighbours(space.transform(table), k).indices[np.arange(n), rng.integers(0, k, n)]
+    avatars = table.take(chosen).reset_index(drop=True)
+
+    def donors():
+        return sensitive_donors(table, avatars, space, chosen, ["reason"], ["sex", "town", "reason"], k,
+                                np.random.default_rng(9), combination_holders=3)
+
+    per_tuple = donors()
+    assert per_tuple.counts["forming"] and per_tuple.counts["pairing"]  # both tiers asked
+    monkeypatch.setattr(donors_module, "TUPLES_PER_CANDIDATE", 0.0)
+    per_candidate = donors()
+    assert per_candidate.counts == per_tuple.counts
+    assert per_candidate.donors.tobytes() == per_tuple.donors.tobytes()
+    assert per_candidate.pulled.tobytes() == per_tuple.pulled.tobytes()
