@@ -16,7 +16,7 @@ checked (against every input, against each other, against what exists there) bef
 from __future__ import annotations
 
 from relanon.cli.app import main
-from relanon.cli.steps import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
+from relanon.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "main"]
 

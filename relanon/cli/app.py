@@ -7,24 +7,17 @@ import math
 import os
 import sys
 
-from relanon.cli.commands import (
-    run_anonymize,
-    run_assess,
-    run_audit,
-    run_clean,
-    run_demo,
-    run_evaluate,
-    run_init,
-    run_report,
-    run_validate,
-)
-from relanon.cli.steps import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
+from relanon.cli.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
 from relanon.common.console import Terminated, terminate_like_interrupt, warnings_printed_once
 from relanon.common.errors import RelanonError
-from relanon.common.options import CsvFormulas
+from relanon.common.options import (
+    DEFAULT_BUDGET_ROUNDS,
+    DEFAULT_HOLDOUT,
+    DEFAULT_ROUNDS,
+    FORMATS,
+    CsvFormulas,
+)
 from relanon.common.version import __version__
-from relanon.metrics.attacks.assessment import DEFAULT_BUDGET_ROUNDS, DEFAULT_HOLDOUT, DEFAULT_ROUNDS
-from relanon.stores.io import FORMATS
 
 FILE_FORMATS = [name for name in FORMATS if name != "sql"]  # a server is given by its URL, never by --format
 
@@ -72,7 +65,7 @@ def main(argv=None) -> int:
         return EXIT_USAGE
     with terminate_like_interrupt(), warnings_printed_once():
         try:
-            return args.run(args)
+            return _command(args.command)(args)
         except RelanonError as error:
             print(f"error: {error}", file=sys.stderr)
             return EXIT_USAGE
@@ -100,6 +93,14 @@ def main(argv=None) -> int:
             return EXIT_USAGE
 
 
+def _command(name: str):
+    """The function of command ``name``: the library is imported only when a command runs, so that
+    ``relanon --help`` and a wrong option answer at once."""
+    import relanon.cli.commands as commands
+
+    return getattr(commands, f"run_{name}")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="relanon",
@@ -109,20 +110,20 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"relanon {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
 
-    def command(name, help, run):
+    def command(name, help):
         sub = commands.add_parser(
             name, help=help, description=help, epilog=f"{EPILOG[name]}\n\n{EXIT_CODES}",
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        sub.set_defaults(run=run, command=name)
+        sub.set_defaults(command=name)
         return sub
 
-    validate = command("validate", "Check a schema file, and a database against it.", run_validate)
+    validate = command("validate", "Check a schema file, and a database against it.")
     validate.add_argument("schema", help="the schema file (YAML or JSON)")
     validate.add_argument("--data", help=f"the database: {DATABASE}")
     validate.add_argument("--format", choices=FILE_FORMATS, help="storage format (default: detected)")
 
-    demo = command("demo", "Build the demo hospital database, anonymize it and report on it.", run_demo)
+    demo = command("demo", "Build the demo hospital database, anonymize it and report on it.")
     demo.add_argument("--out", required=True, help="folder for the demo: original/, anonymized/, report/")
     demo.add_argument("--scale", type=_positive_number, default=1.0, help="size factor (1 = 10,000 patients)")
     demo.add_argument("--seed", type=_seed, default=None, help="seed of the run (default: the demo schema's seed)")
@@ -131,14 +132,14 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
     _add_overwrite(demo, "the demo's schema.yaml, original/, anonymized/ and report/ in OUT")
 
-    init = command("init", "Propose a schema file from a database, for you to review.", run_init)
+    init = command("init", "Propose a schema file from a database, for you to review.")
     init.add_argument("--data", required=True, help=f"the database: {DATABASE}; keys declared there are used")
     init.add_argument("--format", choices=FILE_FORMATS, help="storage format (default: detected)")
     init.add_argument("--out", help="write the proposal to this file (default: print it)")
     init.add_argument("--name", help="name of the database")
     _add_overwrite(init, "an existing file at --out")
 
-    anonymize = command("anonymize", "Anonymize a database described by a schema file.", run_anonymize)
+    anonymize = command("anonymize", "Anonymize a database described by a schema file.")
     anonymize.add_argument("schema", help="the schema file (YAML or JSON)")
     anonymize.add_argument("--data", required=True, help=f"the original database: {DATABASE}")
     anonymize.add_argument("--out", required=True,
@@ -176,7 +177,6 @@ def _parser() -> argparse.ArgumentParser:
     evaluate = command(
         "evaluate",
         "Measure privacy and utility of an anonymized database against its original.",
-        run_evaluate,
     )
     _add_comparison_arguments(evaluate)
     evaluate.add_argument("--report", help="also write report.html and metrics.json to this folder")
@@ -188,14 +188,13 @@ def _parser() -> argparse.ArgumentParser:
     report = command(
         "report",
         "Write report.html and metrics.json comparing an anonymized database with its original.",
-        run_report,
     )
     _add_comparison_arguments(report)
     report.add_argument("--out", required=True, help="folder for report.html and metrics.json")
     _add_sampling_arguments(report)
     _add_overwrite(report, "what exists at --out")
 
-    audit = command("audit", "Audit k-anonymity, re-identification risk and l-diversity of a release.", run_audit)
+    audit = command("audit", "Audit k-anonymity, re-identification risk and l-diversity of a release.")
     audit.add_argument("schema", help="the schema file (declares quasi_identifiers and sensitive columns)")
     audit.add_argument("--data", required=True, help=f"the database to audit (original or anonymized): {DATABASE}")
     audit.add_argument("--format", choices=FILE_FORMATS, help="storage format (default: detected)")
@@ -209,7 +208,7 @@ def _parser() -> argparse.ArgumentParser:
 
     _add_assess_command(command)
 
-    clean = command("clean", "Remove what killed runs left in folders (private work folders, temporaries).", run_clean)
+    clean = command("clean", "Remove what killed runs left in folders (private work folders, temporaries).")
     clean.add_argument("folders", nargs="+", metavar="FOLDER",
                        help="a folder where relanon wrote (the parent of --out, or the Dask engine's work folder)")
     return parser
@@ -274,7 +273,6 @@ def _add_assess_command(command) -> None:
     assess = command(
         "assess",
         "Hold people out, anonymize the rest and attack the release (singling out, linkability, inference).",
-        run_assess,
     )
     assess.add_argument("schema", help="the schema file (YAML or JSON)")
     assess.add_argument("--data", required=True, help=f"the original database: {DATABASE}")

@@ -7,6 +7,7 @@ import re
 import sys
 from pathlib import Path
 
+from relanon.cli.exits import EXIT_FAILED, EXIT_OK
 from relanon.common.errors import StorageError
 from relanon.common.progress import Progress, format_duration
 from relanon.datasets import hospital_schema
@@ -19,8 +20,6 @@ from relanon.stores.io import read_database
 from relanon.stores.outputs import release_folder_foreign_entries
 from relanon.stores.sql import database_label, url_schema
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 DEMO_ENTRIES = ("schema.yaml", "original", "anonymized", "report")
 
 

@@ -40,6 +40,14 @@ class CsvFormulas(StrEnum):
     KEEP = "keep"  # written as they are
 
 
+FORMATS = ("csv", "parquet", "sqlite", "sql")  # the storage formats of a database (--format)
+
+# the defaults of relanon.assess and relanon assess
+DEFAULT_HOLDOUT = 0.5  # as many control as training people: the narrowest intervals (docs/guide/attacks.md)
+DEFAULT_ROUNDS = None  # chosen within the time budget
+DEFAULT_BUDGET_ROUNDS = 2  # the default time budget, in rounds (the first one's time)
+
+
 class Direction(StrEnum):
     """Which way a metric is better."""
 

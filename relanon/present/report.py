@@ -83,7 +83,7 @@ def render_html(evaluation, assessment=None, *, progress=False) -> str:
     assessment : Assessment, optional
         What :func:`relanon.assess` returned: adds the attacks and their risk matrix.
     progress : bool or Progress, default False
-        Show the drawing of the pictures as a step (a bar over the tables).
+        Show the drawing of the pictures as a step (a bar that advances by picture).
 
     Returns
     -------

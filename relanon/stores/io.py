@@ -35,7 +35,7 @@ import pandas as pd
 
 from relanon.common.atomic import write_text_atomically
 from relanon.common.errors import DataError, ParameterError, Problem, StorageError
-from relanon.common.options import closest_name
+from relanon.common.options import FORMATS, closest_name
 from relanon.schema.associations import unnumbered
 from relanon.schema.model import Schema
 from relanon.schema.proposal import DeclaredKeys
@@ -71,7 +71,6 @@ __all__ = [
     "write_text_atomically",
 ]
 
-FORMATS = ("csv", "parquet", "sqlite", "sql")
 
 
 # --------------------------------------------------------------------------- public API

@@ -165,6 +165,20 @@ def test_the_help_of_assess_shows_its_default_holdout():
     assert f"default {DEFAULT_HOLDOUT}" in holdout.help
 
 
+def test_the_parser_answers_before_the_library_is_loaded():
+    """``relanon --help`` and ``import relanon`` load neither the library nor its numerical stack: a command
+    imports what it runs when it runs."""
+    code = ("import sys\nimport relanon\nfrom relanon.cli import main\n"
+            "assert main(['--help']) == 0\n"
+            "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('pandas', 'numpy', 'scipy', 'sklearn')\n"
+            "                or m.startswith(('relanon.multitable', 'relanon.metrics', 'relanon.cli.commands')))\n"
+            "assert not loaded, loaded\n"
+            "assert relanon.anonymize.__module__ == 'relanon.multitable.pipeline' and 'relanon.multitable' in sys.modules\n")
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "relanon demo" in done.stdout or "COMMAND" in done.stdout
+
+
 def test_anonymize_then_evaluate_a_small_database(tmp_path, capsys):
     """The commands of test_anonymize_evaluate_and_audit on 12 people: a release, then its measures."""
     ws = make_workspace(tmp_path / "ws")

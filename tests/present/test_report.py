@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+import os
 import re
 import subprocess
 import sys
@@ -16,10 +17,13 @@ import pytest
 
 from relanon.common.binning import hellinger
 from relanon.common.errors import ParameterError, StorageError
+from relanon.common.progress import Progress, _Step
 from relanon.metrics.scenarios import evaluate
 from relanon.metrics.signal import column_bins
 from relanon.multitable.results import LinkReport
-from relanon.present.charts import INSTALL_HINT, MAX_COLUMNS, _columns_shown, _sample, _shares
+from relanon.present.charts import INSTALL_HINT, MAX_COLUMNS, _columns_shown
+from relanon.present.figures import column_shares as _shares
+from relanon.present.figures import sample_rows as _sample
 from relanon.present.report import render_html, write_report
 from relanon.present.sections import privacy_sentences
 from relanon.schema.graph import all_links
@@ -311,7 +315,7 @@ def test_category_shares_top_modalities_other_and_missing(monkeypatch):
     assert shares.labels == ("a", "b", "other", "missing")
     np.testing.assert_allclose(shares.original, [0.5, 0.25, 0.0, 0.25])
     np.testing.assert_allclose(shares.released, [0.25, 0.25, 0.5, 0.0])
-    monkeypatch.setattr("relanon.present.charts.MAX_CATEGORIES", 1)
+    monkeypatch.setattr("relanon.present.figures.MAX_CATEGORIES", 1)
     shares = _shares(original, released, "categorical")
     assert shares.labels == ("a", "other", "missing")
     np.testing.assert_allclose(shares.original, [0.5, 0.25, 0.25])
@@ -393,8 +397,11 @@ ANONYMIZE = {"keep": {}, "avatar": {"k": 2}, "anatomize": {"sensitive": "c", "l"
 QUASI_IDENTIFIERS = {"bucketize": {"quasi_identifiers": ["a", "b"]}}
 
 
+@pytest.mark.parametrize("in_workers", [False, True], ids=["here", "workers"])
 @pytest.mark.parametrize("method", list(ANONYMIZE))
-def test_only_a_projected_table_warns_about_its_axes(method, caplog, recwarn):
+def test_only_a_projected_table_warns_about_its_axes(method, in_workers, caplog, recwarn, monkeypatch):
+    """Drawn here or by worker processes (whose log records are given out again here), the same warnings."""
+    monkeypatch.setattr("relanon.present.charts.PARALLEL_ROWS", 0 if in_workers else 10**12)
     # eight rows, every combination of three balanced two-valued columns once: the three axes share one
     # eigenvalue, so two axes end inside the group and the fit warns about ncp
     combos = [(a, b, c) for a in "pq" for b in "rs" for c in "tu"]
@@ -416,3 +423,25 @@ def test_only_a_projected_table_warns_about_its_axes(method, caplog, recwarn):
         [warning] = axes_warnings
         assert "lookup" in warning.getMessage() and "picture" in warning.getMessage()
         assert "ncp: auto avoids it" not in warning.getMessage()
+
+
+def test_the_pictures_step_counts_pictures_and_advances_once_per_picture(demo, monkeypatch):
+    evaluation, page, _ = demo
+    advanced = []
+    monkeypatch.setattr(_Step, "advance", lambda self, n=1: advanced.append((self.label, self.total, n)))
+    lines = []
+    assert render_html(evaluation, progress=Progress(write=lines.append)) == page
+    drawn = page.count("<img") + page.count("no factor-space picture") + page.count("a single dimension")
+    [line] = [line for line in lines if "report pictures" in line]
+    assert f"({drawn} pictures of {len(evaluation.schema.tables)} tables and their links)" in line
+    assert advanced == [("report pictures", drawn, 1)] * drawn
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="worker processes draw only on a machine of 2 cores or more")
+def test_pictures_drawn_by_worker_processes_are_the_bytes_drawn_in_one(demo, monkeypatch, caplog):
+    evaluation, _, _ = demo
+    monkeypatch.setattr("relanon.present.charts.PARALLEL_ROWS", 10**12)
+    here = render_html(evaluation)
+    monkeypatch.setattr("relanon.present.charts.PARALLEL_ROWS", 0)
+    workers = render_html(evaluation)
+    assert workers == here and here.count("<img") >= 10

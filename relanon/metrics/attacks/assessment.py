@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.common.errors import ParameterError, Problem, SchemaError
+from relanon.common.options import DEFAULT_BUDGET_ROUNDS, DEFAULT_HOLDOUT
 from relanon.common.plain import matrix_dict, plain
 from relanon.common.progress import as_progress
 from relanon.metrics.attacks.distances import CLOSER_TARGET, reference_distances
@@ -43,9 +44,6 @@ from relanon.multitable.views import views
 from relanon.schema.model import Schema
 from relanon.schema.validation import check_database
 
-DEFAULT_HOLDOUT = 0.5  # as many control as training people: the narrowest intervals (docs/guide/attacks.md)
-DEFAULT_ROUNDS = None  # chosen within the time budget
-DEFAULT_BUDGET_ROUNDS = 2  # the default time budget, in rounds (the first one's time)
 CALIBRATED = ("closer_to_training", "distance_to_closest", "closest_distances_ratio")
 
 
