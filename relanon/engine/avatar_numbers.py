@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from relanon.engine.columns import NUMERIC_KINDS, numeric_values, restore_numeric
-from relanon.engine.mixing import mixed_numbers, restored_spread
+from relanon.engine.mixing import mixed_numbers, restored_spread, spread_factors
 from relanon.engine.small_groups import Shifts, ordered_columns, shifted
 
 
@@ -21,8 +21,9 @@ def stretched_numbers(table, types, space, drawn, spread, indices, weights, chos
                and not space.statistics_[c].categorical_like]
     values = {c: numeric_values(table[c], space.statistics_[c].kind, table=name) for c in columns}
     plain = {c: mixed_numbers(values[c], indices, weights, values[c][chosen]) for c in columns}
+    stretch = spread_factors(weights) if columns and indices.shape[1] > 1 else None  # the same for every column
     out = {c: restored_spread(plain[c], values[c], indices, weights, space.statistics_[c].low,
-                              space.statistics_[c].high) for c in columns}
+                              space.statistics_[c].high, stretch) for c in columns}
     ordered = sorted(ordered_columns(values)) if len(columns) > 1 else []
     for a in ordered:
         for b in ordered:

@@ -24,7 +24,7 @@ from scipy import sparse
 from relanon.common.errors import ParameterError
 from relanon.engine.factor_space import FactorSpace
 from relanon.engine.mixing import mixed_numbers
-from relanon.engine.neighbours import cross_neighbours
+from relanon.engine.neighbours import SearchTree
 from relanon.engine.private_values import carried_tuple, tuple_codes, value_codes
 
 logger = logging.getLogger(__name__)
@@ -35,6 +35,16 @@ logger = logging.getLogger(__name__)
 PROTECTED_ROWS = 20
 PROTECTED_NUMBER_ROWS = 3
 DISTANCE_EPSILON = 1e-9
+# The mark, in :func:`_row_sets`, of a record among the first PROTECTED_NUMBER_ROWS rows of another (1 otherwise).
+FEW_ROWS = 16
+# Coordinates' differences computed at once in :func:`_distances` (256 kB).
+DISTANCE_BLOCK = 32_768
+# The rules of a tier of donors are asked of each avatar's possible tuples of sensitive values when there are at
+# most this many per candidate, of each candidate otherwise (:class:`_Tiers`): the same answers, the fewer questions.
+TUPLES_PER_CANDIDATE = 1.0
+# Largest number of pairs of codes whose holding :class:`_Held` looks up in a table (one byte each) rather
+# than by a binary search.
+HELD_TABLE_SIZE = 2**24
 # Values of the largest array of a chunk of avatars in :func:`sensitive_donors` (the coordinates of
 # their candidates): about 80 MB.
 CHUNK_VALUES = 10_000_000
@@ -137,20 +147,22 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
   # the records of the tuple, the order means nothing), then its nearest records in the space;
   # searched once per drawn neighbour
   drawn, drawn_row = np.unique(chosen, return_inverse=True)
-  searched = (_other_neighbours(search, drawn, width, index),
-              _other_neighbours(coords, drawn, min(n - 1, 2 * width), index))
+  trees = SearchTree(search), SearchTree(coords)
+  searched = (_other_neighbours(search, drawn, width, index, tree=trees[0]),
+              _other_neighbours(coords, drawn, min(n - 1, 2 * width), index, tree=trees[1]))
   # a released row may not carry the values of a record it is one of the closest rows to: closest
-  # as an attacker who weighs categorical matches heavily sees it, and closest in the space
+  # as an attacker who weighs categorical matches heavily sees it, and closest in the space (the records
+  # asked in the leaf order of their trees above)
   closest_width = min(protected, n)
-  closest = [cross_neighbours(released_search, search, closest_width, distances=False, dtype=index).indices,
-             cross_neighbours(released, coords, closest_width, distances=False, dtype=index).indices]
-  del released, released_search
+  closest = [SearchTree(rows).query(records, closest_width, tree.order, distances=False, dtype=index).indices
+             for rows, records, tree in zip((released_search, released), (search, coords), trees, strict=True)]
+  del released, released_search, trees
   # numbers, means of many look-alikes, need less: the few closest rows (more would leave only
   # distant look-alikes and lose the column's relations to the others)
   few = min(PROTECTED_NUMBER_ROWS, protected, n)
-  rules = _Rules(coords, shared, secret, protected_rows=_row_sets(closest),
-                 protected_number_rows=_row_sets([c[:, :few] for c in closest]),
-                 combinations=_held_combinations(table, others, shared, secret, combination_holders),
+  combinations, pairs = _held_combinations(table, others, shared, secret, combination_holders)
+  rules = _Rules(coords, shared, secret, protected_rows=_row_sets(closest, few), combinations=combinations,
+                 pairs=pairs,
                  shared_at=shared_at, pairs_at=pairs_at,
                  groups=groups, eligible=eligible)
   del closest
@@ -162,18 +174,12 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
 
   width_all = width + searched[1].shape[1]
   chunk = chunk_rows or max(1, CHUNK_VALUES // (width_all * max(coords.shape[1], 1)))
-  # the random numbers of the one-chunk computation: every avatar's Exp(1) per candidate, then one
-  # uniform per avatar. The exponentials are drawn twice (skipped, then chunk by chunk): kept, they
-  # would take 8 bytes per candidate of every avatar
-  exponentials = copy.deepcopy(rng)
-  for start in range(0, n, chunk):
-      rng.exponential(1.0, size=(min(chunk, n - start), width_all))
-  u = rng.random(n)
-  u_pull = rng.random(n)
+  exponentials, u, u_pull = _random_numbers(rng, n, width_all, chunk)
   donors, pulled = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
   mixed = {c: np.empty(n) for c in numbers}
   counts = {"sharing": 0, "forming": 0, "pairing": 0, "neither": 0}
-  buffer = np.empty((min(chunk, len(drawn)), width_all, coords.shape[1]))
+  buffer = np.empty((max(1, min(len(drawn), DISTANCE_BLOCK // (width_all * max(coords.shape[1], 1)))), width_all,
+                      coords.shape[1]))
   for start in range(0, n, chunk):
       rows = np.arange(start, min(start + chunk, n))
       # what depends on the drawn neighbour alone (its candidates, their distances to it, the records both
@@ -183,7 +189,7 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
       distances = _distances(coords, drawn[of_chunk], found, buffer)[at]
       repeated = _found_in(found[:, :width], found[:, width:])[at]
       found = found[at]
-      draws = exponentials.exponential(1.0, size=found.shape)
+      draws = next(exponentials)
       donors[rows], mix, pulled[rows], chunk_counts = _donate(rows, chosen[rows], found, distances, repeated, width,
                                                               draws, u[rows], u_pull[rows], rules)
       for column, values in numbers.items():
@@ -193,41 +199,84 @@ def sensitive_donors(table: pd.DataFrame, avatars: pd.DataFrame, space: FactorSp
   return Donors(donors, mixed, counts, pulled)
 
 
+def _random_numbers(rng: np.random.Generator, n: int, width: int, chunk: int) -> tuple:
+  """The random numbers of :func:`sensitive_donors`, those of the one-chunk computation: every avatar's Exp(1)
+  per candidate (``width`` each), then one uniform per avatar, twice. Returns the exponentials chunk by chunk
+  (an iterator over chunks of ``chunk`` avatars) and the two uniforms. Up to :data:`CHUNK_VALUES` exponentials
+  are kept; more are drawn twice (skipped, then chunk by chunk), not to hold 8 bytes per candidate of every
+  avatar."""
+  if n * width <= CHUNK_VALUES:
+      every = rng.exponential(1.0, size=(n, width))
+      chunks = (every[start:start + chunk] for start in range(0, n, chunk))
+  else:
+      again = copy.deepcopy(rng)
+      for start in range(0, n, chunk):
+          rng.exponential(1.0, size=(min(chunk, n - start), width))
+      chunks = (again.exponential(1.0, size=(min(chunk, n - start), width)) for start in range(0, n, chunk))
+  return chunks, rng.random(n), rng.random(n)
+
+
 class _Rules(NamedTuple):
   """What decides whether a record may give an avatar its sensitive values (:func:`_donate`)."""
 
   coords: np.ndarray
   shared: np.ndarray
   secret: np.ndarray
-  protected_rows: sparse.csr_array  # [released row, record] > 0: the row may not carry its values
-  protected_number_rows: sparse.csr_array  # the same for its numbers
-  combinations: tuple
+  protected_rows: sparse.csr_array  # [released row, record] > 0: the row may not carry its values; >= FEW_ROWS: its numbers
+  combinations: _Held  # (tuple of the other categorical values, sensitive values) that enough records hold
+  pairs: list  # per other categorical column, its (value, sensitive values) that enough records hold
   groups: np.ndarray | None
   eligible: np.ndarray | None
   shared_at: np.ndarray  # the key among ``shared`` of the tuple each avatar carries (-1: no record holds it)
   pairs_at: list  # per other categorical column, the code of the value each avatar carries
 
 
+class _Held:
+  """The pairs of codes ``(a, b)`` (``a`` of a record's tuple or value, ``b`` of its sensitive values) that at
+  least ``holders`` records hold: :meth:`contains` tells it of arrays of pairs, by a table of every pair when
+  it is small, by a binary search among the pairs held otherwise. ``a = -1`` (a tuple no record holds) is
+  held with nothing."""
+
+  def __init__(self, left: np.ndarray, right: np.ndarray, holders: int):
+      self.base = int(right.max(initial=0)) + 1
+      # keys shifted by one ``a``: -1 is the first
+      held, count = np.unique((left + 1) * self.base + right, return_counts=True)
+      self.held = held[count >= holders]
+      size = (int(left.max(initial=0)) + 2) * self.base
+      self.table = None
+      if size <= HELD_TABLE_SIZE:
+          self.table = np.zeros(size, dtype=bool)
+          self.table[self.held] = True
+
+  def contains(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+      """Whether each pair ``(left, right)`` is held (arrays broadcast together: codes some record holds, or -1
+      on the left)."""
+      keys = (left + 1) * self.base + right
+      if self.table is not None:
+          return self.table[keys]
+      if not len(self.held):
+          return np.zeros(keys.shape, dtype=bool)
+      return self.held[np.minimum(np.searchsorted(self.held, keys), len(self.held) - 1)] == keys
+
+
 def _held_combinations(table, others, shared, secret, holders: int) -> tuple:
-  """The codes of the combinations of the sensitive values with all the other categorical values,
-  then with each other categorical value, that at least ``holders`` records hold (sorted)."""
-  base = secret.max(initial=0) + 1
-  combination = shared * base + secret
-  existing, count = np.unique(combination, return_counts=True)
-  pairs = []
-  for column in others:
-      codes = value_codes(table[column])
-      held, count_pair = np.unique(codes * base + secret, return_counts=True)
-      pairs.append((codes, held[count_pair >= holders]))
-  return base, existing[count >= holders], pairs
+  """The combinations of the sensitive values with all the other categorical values, then with each other
+  categorical value, that at least ``holders`` records hold."""
+  return _Held(shared, secret, holders), [_Held(value_codes(table[column]), secret, holders) for column in others]
 
 
 def _distances(coords: np.ndarray, of: np.ndarray, candidates: np.ndarray, buffer: np.ndarray) -> np.ndarray:
   """The distance of record ``of[i]`` to each of its ``candidates[i]`` in ``coords``; ``buffer`` holds the
-  coordinates' differences (reused from chunk to chunk: a new array of that size costs more than the sums)."""
-  differences = np.take(coords, candidates, axis=0, out=buffer[:len(of)], mode="clip")  # unbuffered: indices are valid
-  np.subtract(coords[of][:, None, :], differences, out=differences)
-  return np.sqrt(np.einsum("ijk,ijk->ij", differences, differences))
+  coordinates' differences of a block of records (reused from block to block: it stays in the processor's
+  cache, where the differences of a whole chunk would not)."""
+  out = np.empty(candidates.shape)
+  for start in range(0, len(of), len(buffer)):
+      block = slice(start, start + len(buffer))
+      differences = np.take(coords, candidates[block], axis=0, out=buffer[:len(of[block])],
+                            mode="clip")  # unbuffered: indices are valid
+      np.subtract(coords[of[block]][:, None, :], differences, out=differences)
+      np.einsum("ijk,ijk->ij", differences, differences, out=out[block])
+  return np.sqrt(out, out=out)
 
 
 def _donate(rows, chosen, candidates, distances, repeated, width, draws, u, u_pull, rules: _Rules):
@@ -243,10 +292,8 @@ def _donate(rows, chosen, candidates, distances, repeated, width, draws, u, u_pu
           held = group[candidates]
           excluded |= ((held == group[chosen][:, None]) | (held == group[rows][:, None])) & (held >= 0)
   each = (np.repeat(rows, candidates.shape[1]), candidates.reshape(-1))  # (avatar, candidate) pairs
-  protected = (rules.protected_rows[each] > 0).reshape(candidates.shape)
-  numbers_protected = np.zeros_like(protected)  # the rows protecting numbers are among the others
-  of_row = rows[np.nonzero(protected)[0]]
-  numbers_protected[protected] = rules.protected_number_rows[of_row, candidates[protected]] > 0
+  marks = rules.protected_rows[each].reshape(candidates.shape)
+  protected, numbers_protected = marks > 0, marks >= FEW_ROWS
   # 1 / d * Exp(1): the nearest allowed candidates weigh most (the avatar weights' random ranks
   # would weigh a distant candidate as much as a near one among these 2 (k + protected) candidates)
   weights = draws / (distances + DISTANCE_EPSILON)
@@ -266,23 +313,26 @@ def _donate(rows, chosen, candidates, distances, repeated, width, draws, u, u_pu
   donors = np.full(len(rows), -1, dtype=np.int64)
   counts = {"sharing": 0, "forming": 0, "pairing": 0, "neither": 0}
   todo = np.arange(len(rows))  # the avatars without a donor yet
-  for label, frequent_only in (("sharing", True), ("sharing", False), ("forming", True), ("forming", False),
-                               ("pairing", True), ("pairing", False), ("neither", False)):
-      tier = tiers.of(label, todo, frequent_only)
-      some = tier.any(axis=1)
-      if not some.any():
-          continue
-      at, tier = todo[some], tier[some]
-      kept = weights[at] * tier
-      cumulative = np.cumsum(kept, axis=1) / kept.sum(axis=1, keepdims=True)
-      cumulative[:, -1] = 1.0
-      picked = np.minimum((cumulative < u[at][:, None]).sum(axis=1), candidates.shape[1] - 1)
-      # a weight of 0 may still be landed on by rounding: take the first allowed candidate instead
-      ok = tier[np.arange(len(at)), picked]
-      picked = np.where(ok, picked, np.argmax(tier, axis=1))
-      donors[at] = candidates[at, picked]
-      counts[label] += len(at)
-      todo = todo[~some]
+  frequent = None if rules.eligible is None else rules.eligible[candidates]
+  for label in ("sharing", "forming", "pairing", "neither"):
+      tier = tiers.of(label, todo)
+      # the records whose values are all frequent first (the tier's others after them; a last tier of any)
+      for frequent_only in (True, False) if label != "neither" else (False,):
+          drawn = tier & frequent[todo] if frequent_only and frequent is not None else tier
+          some = drawn.any(axis=1)
+          if not some.any():
+              continue
+          at, drawn = todo[some], drawn[some]
+          kept = weights[at] * drawn
+          cumulative = np.cumsum(kept, axis=1) / kept.sum(axis=1, keepdims=True)
+          cumulative[:, -1] = 1.0
+          picked = np.minimum((cumulative < u[at][:, None]).sum(axis=1), candidates.shape[1] - 1)
+          # a weight of 0 may still be landed on by rounding: take the first allowed candidate instead
+          ok = drawn[np.arange(len(at)), picked]
+          picked = np.where(ok, picked, np.argmax(drawn, axis=1))
+          donors[at] = candidates[at, picked]
+          counts[label] += len(at)
+          todo, tier = todo[~some], tier[~some]
   donors[todo] = candidates[todo, -1]  # every candidate excluded (tiny tables): the farthest candidate
   mix[total[:, 0] == 0, -1] = 1.0
   counts["neither"] += len(todo)
@@ -310,52 +360,68 @@ class _Tiers:
   def __init__(self, rules: _Rules, rows, candidates, allowed, near):
       self.rules, self.rows, self.candidates, self.allowed, self.near = rules, rows, candidates, allowed, near
 
-  def of(self, label: str, at: np.ndarray, frequent_only: bool) -> np.ndarray:
+  def of(self, label: str, at: np.ndarray) -> np.ndarray:
       rules, rows, candidates = self.rules, self.rows[at], self.candidates[at]
       if label == "sharing":
           tier = self.allowed[at] & (rules.shared[candidates] == rules.shared_at[rows][:, None])
       elif label == "neither":
           tier = self.near[at]
       else:
-          base, existing, pair_rules = rules.combinations
-          secret_values = rules.secret[candidates]
           if label == "forming":
               # a combination counts as held when enough records hold it: held by the person alone, it
               # would tell her value to whoever knows her other values
               # (an avatar whose tuple no record holds forms no held combination)
-              formed = rules.shared_at[rows][:, None] * base + secret_values
-              tier = self.near[at] & (rules.shared_at[rows] >= 0)[:, None] & np.isin(formed, existing)
+              tests = [(rules.combinations, rules.shared_at)]
           else:
               # failing that, every pair of one of its other categorical values with the sensitive ones
               # is one that enough records hold (no dose of another drug; a pair held by one patient's
               # visits alone would hand them their own reasons)
-              tier = self.near[at]
-              for (_, held), carried in zip(pair_rules, rules.pairs_at, strict=True):
-                  tier &= np.isin(carried[rows][:, None] * base + secret_values, held)
-      if frequent_only and rules.eligible is not None:
-          tier &= rules.eligible[candidates]
+              tests = list(zip(rules.pairs, rules.pairs_at, strict=True))
+          tier = self.near[at]
+          base = rules.combinations.base  # the number of the records' tuples of sensitive values
+          if base <= TUPLES_PER_CANDIDATE * tier.shape[1]:
+              # fewer tuples than candidates: the rules are asked of each avatar's possible tuples, once
+              admitted = np.ones((len(at), base), dtype=bool)
+              for held, carried in tests:
+                  admitted &= held.contains(carried[rows][:, None], np.arange(base)[None, :])
+              return tier & admitted[np.arange(len(at))[:, None], rules.secret[candidates]]
+          # otherwise of the near candidates alone, each rule of those that passed the previous ones
+          avatar, place = np.nonzero(tier)
+          secret_values = rules.secret[candidates[avatar, place]]
+          for held, carried in tests:
+              passed = held.contains(carried[rows[avatar]], secret_values)
+              avatar, place, secret_values = avatar[passed], place[passed], secret_values[passed]
+          tier = np.zeros_like(tier)
+          tier[avatar, place] = True
       return tier
 
 
-def _other_neighbours(points: np.ndarray, of: np.ndarray, k: int, dtype=np.int64) -> np.ndarray:
-  """``self_neighbours(points, k).indices[of]``, searched for the records ``of`` alone."""
-  found = cross_neighbours(points, points[of], k + 1, distances=False, dtype=dtype).indices
+def _other_neighbours(points: np.ndarray, of: np.ndarray, k: int, dtype=np.int64,
+                      tree: SearchTree | None = None) -> np.ndarray:
+  """``self_neighbours(points, k).indices[of]``, searched for the records ``of`` alone (in ``tree``, built on
+  ``points``, when given)."""
+  tree = SearchTree(points) if tree is None else tree
+  found = tree.query(points[of], k + 1, tree.locality_of(of), distances=False, dtype=dtype).indices
   is_self = found == of[:, None]
   is_self[~is_self.any(axis=1), k] = True
   return found[~is_self].reshape(len(of), k)
 
 
-def _row_sets(closest: list[np.ndarray]) -> sparse.csr_array:
+def _row_sets(closest: list[np.ndarray], few: int) -> sparse.csr_array:
   """``sets[r, c] > 0`` when released row ``r`` is one of the rows of record ``c`` in one of the
-  ``closest`` arrays (shape (records, rows each)): a lookup of any (row, record) pair, the pairs of
-  one row next to each other (avatars are weighed in chunks of consecutive rows)."""
+  ``closest`` arrays (shape (records, rows each)), ``sets[r, c] >= FEW_ROWS`` when it is one of its first
+  ``few`` rows there: a lookup of any (row, record) pair, the pairs of one row next to each other (avatars
+  are weighed in chunks of consecutive rows)."""
   rows = np.hstack(closest)
+  n, each = rows.shape
   index = np.int32 if rows.size < 2**31 else np.int64
-  by_record = sparse.csr_array((np.ones(rows.size, dtype=np.int8), rows.reshape(-1).astype(index, copy=False),
-                                np.arange(0, rows.size + 1, rows.shape[1], dtype=index)),
-                               shape=(len(rows), len(rows)))
+  marks = np.ones(rows.shape, dtype=np.int8)
+  for start in range(0, each, closest[0].shape[1]):
+      marks[:, start:start + few] = FEW_ROWS
+  by_record = sparse.csr_array((marks.reshape(-1), rows.reshape(-1).astype(index, copy=False),
+                                np.arange(0, rows.size + 1, each, dtype=index)), shape=(n, n))
   sets = by_record.T.tocsr()
-  sets.sum_duplicates()  # sorted within each row: a lookup is a binary search
+  sets.sum_duplicates()  # a record listing a row in both arrays: one entry, its marks added
   return sets
 
 

@@ -51,7 +51,7 @@ def mixed_numbers(values: np.ndarray, indices: np.ndarray, weights: np.ndarray, 
 
 
 def restored_spread(mixed: np.ndarray, values: np.ndarray, indices: np.ndarray, weights: np.ndarray,
-                    low: float, high: float) -> np.ndarray:
+                    low: float, high: float, stretch: np.ndarray | None = None) -> np.ndarray:
     """``mixed`` (from :func:`mixed_numbers`) moved away from its neighbourhood's plain mean ``m`` so that it
     varies around ``m`` as much as one neighbour does: ``m + c * (mixed - m)``, kept within ``[low, high]`` (the
     column's range: a batch's rows are bounded by the whole table's).
@@ -63,7 +63,8 @@ def restored_spread(mixed: np.ndarray, values: np.ndarray, indices: np.ndarray, 
     of the mix moved towards a drawn neighbour, ``(1 - SPREAD**2) * sum_j w_j**2 + SPREAD**2``, gives it back (at
     most :data:`MAX_STRETCH`). The same ``c`` and ``m`` for every column of a row, so linear equalities between
     columns still hold; an order between two columns may not (the avatar keeps the mix of a row where it would
-    reverse). Rows whose neighbours miss a value keep their mix.
+    reverse). Rows whose neighbours miss a value keep their mix. ``stretch``, the rows' ``c``
+    (:func:`spread_factors` of ``weights``), is computed once for the columns of a table when given.
 
     Examples
     --------
@@ -71,15 +72,27 @@ def restored_spread(mixed: np.ndarray, values: np.ndarray, indices: np.ndarray, 
     >>> restored_spread(np.array([14.0]), values, np.array([[0, 1, 2, 3]]), np.full((1, 4), 0.25), 0.0, 30.0).tolist()
     [13.0]
     """
+    if indices.shape[1] < 2:
+        return mixed
     around = values[indices]
     present = ~np.isnan(around)
-    k = indices.shape[1]
-    if k < 2:
-        return mixed
-    squares = (1.0 - SPREAD**2) * np.einsum("ij,ij->i", weights, weights) + SPREAD**2
+    stretch = spread_factors(weights) if stretch is None else stretch
     with np.errstate(divide="ignore", invalid="ignore"):
-        stretch = np.minimum(np.sqrt((k - 1) / np.maximum(k * squares - 1.0, 1e-12)), MAX_STRETCH)
         centre = np.where(present, around, 0.0).sum(axis=1) / present.sum(axis=1)
     out = np.where(present.all(axis=1) & ~np.isnan(mixed), centre + stretch * (mixed - centre), mixed)
     with np.errstate(invalid="ignore"):
         return np.clip(out, low, high)
+
+
+def spread_factors(weights: np.ndarray) -> np.ndarray:
+    """The factor ``c`` of :func:`restored_spread` of each row of ``weights`` (its ``k`` columns, ``k >= 2``).
+
+    Examples
+    --------
+    >>> spread_factors(np.full((1, 4), 0.25)).tolist()
+    [2.0]
+    """
+    k = weights.shape[1]
+    squares = (1.0 - SPREAD**2) * np.einsum("ij,ij->i", weights, weights) + SPREAD**2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.minimum(np.sqrt((k - 1) / np.maximum(k * squares - 1.0, 1e-12)), MAX_STRETCH)

@@ -29,6 +29,10 @@ QUERY_VALUES = 4_000_000
 # Queries answered between two calls of a ``progress`` hook: a bar moves every fraction of a second.
 PROGRESS_QUERIES = 4_096
 
+# Two distances closer than this (relatively) are a tie: "strictly closer" must not depend on the
+# last bit of two ways of computing the same distance.
+_RELATIVE_TIE = 1e-9
+
 # A kd-tree prunes branches only while its points far outnumber its cells along every axis: with fewer
 # than TREE_POINTS_PER_CELL * 2 ** dimensions reference points, a query within a radius visits most leaves
 # and blocks of the distance matrix (matrix products) count faster. The demo's hidden-rate counts, 10,000
@@ -38,10 +42,6 @@ TREE_POINTS_PER_CELL = 64
 # The k nearest of a query prune far more than a wide radius: a tree finds them faster down to one point
 # per cell (10,000 points in 12 dimensions: 0.1 s of CPU by the tree, 0.4 by blocks; in 30: 1.3 against 0.5).
 NEAREST_POINTS_PER_CELL = 1
-
-# Two distances closer than this (relatively) are a tie: "strictly closer" must not depend on the
-# last bit of two ways of computing the same distance.
-_RELATIVE_TIE = 1e-9
 
 
 class Neighbours(NamedTuple):
@@ -62,16 +62,41 @@ def _points(coords, what: str) -> np.ndarray:
     return points
 
 
-class _LocalTree:
-    """A cKDTree over points stored in leaf order; answers in the caller's order."""
+class SearchTree:
+    """A search structure over ``points`` built once and queried as often as needed: several searches among
+    the same points (:func:`cross_neighbours`'s answers, each time) share its construction.
 
-    def __init__(self, points: np.ndarray):
+    The points are stored in the tree's leaf order (``order``); answers come in the caller's order.
+
+    Examples
+    --------
+    >>> tree = SearchTree([[0.0], [1.0], [5.0]])
+    >>> tree.query(np.array([[0.9], [4.0]]), 2).indices.tolist()
+    [[1, 0], [2, 1]]
+    """
+
+    def __init__(self, points):
+        points = _points(points, "reference coordinates")
+        self.n_points, self.dimensions = points.shape
         self.order = cKDTree(points, **_TREE_OPTIONS).indices
         self.tree = cKDTree(points[self.order], **_TREE_OPTIONS)
 
-    def query(self, queries: np.ndarray, k: int, order: np.ndarray | None = None, *, distances: bool = True,
+    def locality_of(self, of: np.ndarray) -> np.ndarray:
+        """An order of the queries ``points[of]`` (points of the tree) that walks the tree's leaves in turn."""
+        rank = np.empty(self.n_points, dtype=np.int64)
+        rank[self.order] = np.arange(self.n_points)
+        return np.argsort(rank[of], kind="stable")
+
+    def query(self, queries, k: int, order: np.ndarray | None = None, *, distances: bool = True,
               dtype=np.int64, progress=None) -> Neighbours:
-        order = _locality_order(queries) if order is None else order
+        """The ``k`` nearest points of each query (as :func:`cross_neighbours`); ``order``, the order in which
+        the queries are answered (any permutation: it changes only the speed), by default a locality order."""
+        queries = _points(queries, "query coordinates")
+        if queries.shape[1] != self.dimensions:
+            raise ParameterError(f"reference and queries have {self.dimensions} and {queries.shape[1]} coordinates")
+        if not 1 <= k <= self.n_points:
+            raise ParameterError(f"k must be between 1 and the number of reference points ({self.n_points}), got {k}")
+        order = locality_order(queries) if order is None else order
         out_d = np.empty((len(order), k)) if distances else None
         out_i = np.empty((len(order), k), dtype=dtype)
         step = max(1, QUERY_VALUES // k)
@@ -91,7 +116,7 @@ class _LocalTree:
     def count_within(self, queries: np.ndarray, radii: np.ndarray, progress=None) -> np.ndarray:
         """Points within each query's radius, counted by parts of :data:`PROGRESS_QUERIES` queries in
         locality order (each count is independent of the others: the parts change no figure)."""
-        order = _locality_order(queries)
+        order = locality_order(queries)
         out = np.empty(len(order), dtype=np.int64)
         for start in range(0, len(order), PROGRESS_QUERIES):
             part = order[start:start + PROGRESS_QUERIES]
@@ -101,7 +126,9 @@ class _LocalTree:
         return out
 
 
-def _locality_order(points: np.ndarray) -> np.ndarray:
+def locality_order(points: np.ndarray) -> np.ndarray:
+    """An order of ``points`` in which consecutive points are near each other (a k-d tree's leaf order): queries
+    answered in it walk the same branches of a tree in turn."""
     if len(points) < 2:
         return np.arange(len(points))
     return cKDTree(points, **_TREE_OPTIONS).indices
@@ -124,7 +151,7 @@ def self_neighbours(coords, k: int) -> Neighbours:
     n = len(points)
     if not 1 <= k < n:
         raise ParameterError(f"k must be between 1 and the number of points minus one ({n - 1}), got {k}")
-    tree = _LocalTree(points)
+    tree = SearchTree(points)
     found = tree.query(points, k + 1, order=tree.order)
     is_self = found.indices == np.arange(n)[:, None]
     is_self[~is_self.any(axis=1), k] = True
@@ -148,7 +175,7 @@ def cross_neighbours(reference, queries, k: int, *, distances: bool = True, dtyp
     reference, queries = _search(reference, queries, k)
     if len(queries) == 0:
         return Neighbours(np.zeros((0, k)) if distances else None, np.zeros((0, k), dtype=dtype))
-    return _LocalTree(reference).query(queries, k, distances=distances, dtype=dtype, progress=progress)
+    return SearchTree(reference).query(queries, k, distances=distances, dtype=dtype, progress=progress)
 
 
 def _search(reference, queries, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -179,7 +206,7 @@ def nearest_distances(reference, queries, k: int, *, progress=None) -> np.ndarra
         return np.zeros((0, k))
     if len(reference) < NEAREST_POINTS_PER_CELL * 2.0 ** reference.shape[1]:
         return distance_blocks.nearest_distances(reference, queries, k, progress=progress)
-    return _LocalTree(reference).query(queries, k, progress=progress).distances
+    return SearchTree(reference).query(queries, k, progress=progress).distances
 
 
 def _prunes_little(reference: np.ndarray) -> bool:
@@ -229,7 +256,7 @@ def count_closer_and_tied(reference, queries, distances, *, progress=None) -> tu
         closer, within = distance_blocks.count_within(reference, queries, np.where(inner > 0, inner, -np.inf),
                                                       distances + slack, progress=progress)
         return closer, within - closer
-    tree = _LocalTree(reference)
+    tree = SearchTree(reference)
     positive = inner > 0
     first, total = int(positive.sum()), int(positive.sum()) + len(queries)
     if positive.any():

@@ -25,7 +25,7 @@ def test_blocks_count_as_the_tree_does_on_duplicates_and_ties(dims):
     on_point = np.sqrt(((queries - reference[np.arange(len(queries)) % 37]) ** 2).sum(axis=1))
     radii = [on_point, np.nextafter(on_point, 0), on_point * (1 + 1e-12), np.zeros(len(queries)),
              np.where(np.arange(len(queries)) % 2, on_point, -np.inf)]
-    tree = neighbours._LocalTree(reference)
+    tree = neighbours.SearchTree(reference)
     by_tree = [np.where(r >= 0, tree.count_within(queries, np.maximum(r, 0.0)), 0) for r in radii]
     by_blocks = distance_blocks.count_within(reference, queries, *radii)
     for tree_counts, block_counts, exact in zip(by_tree, by_blocks, exact_counts(reference, queries, radii),
@@ -63,7 +63,7 @@ def test_block_distances_are_the_trees_to_the_bit(dims, k):
     rng = np.random.default_rng(dims)
     reference = np.vstack([rng.normal(size=(600, dims)) * rng.uniform(0.1, 5.0, dims), grid_points(200, dims, dims)])
     queries = np.vstack([reference[:100], rng.normal(size=(150, dims)), grid_points(50, dims, 7)])
-    by_tree = neighbours._LocalTree(reference).query(queries, k).distances
+    by_tree = neighbours.SearchTree(reference).query(queries, k).distances
     assert np.array_equal(distance_blocks.nearest_distances(reference, queries, k), by_tree)
     assert np.array_equal(neighbours.nearest_distances(reference, queries, k),
                           neighbours.cross_neighbours(reference, queries, k).distances)
