@@ -11,7 +11,10 @@ kinds of step that carry the work:
   (:func:`relanon.engine.neighbours.self_neighbours`, the table's ``k``);
 - link: the link's factor space (:mod:`relanon.multitable.linking.candidates`) and each released child's
   nearest released parent (:func:`relanon.engine.neighbours.cross_neighbours`, ``k = 1``): the relaxation
-  without the counts, under which no ``linear_sum`` solver can go.
+  without the counts, under which no ``linear_sum`` solver can go; and, for a ``linear_sum`` link, a
+  minimum-cost flow on the same kind of arcs the link solves (the candidate arcs of
+  :func:`relanon.multitable.linking.candidates.candidate_arcs` around the released assignment, then
+  :func:`relanon.multitable.linking.transport.solve_transport`), the time of one exact solve on its graph.
 
 It prints each step's seconds and its ratio to its floor. CPU seconds are stable on a loaded machine,
 wall seconds are not.
@@ -55,12 +58,15 @@ def avatarize_floor(release) -> float:
     return clock.wall
 
 
-def link_floor(schema, link, original, releases) -> float:
-    """Seconds of the link's factor space and each released child's nearest released parent."""
+def link_floor(schema, link, original, releases) -> tuple[float, float | None]:
+    """Seconds of the link's factor space and each released child's nearest released parent; and of the
+    candidate arcs and one minimum-cost flow on them (``linear_sum`` links whose children are all linked)."""
     import numpy as np
+    import pandas as pd
 
     from relanon.engine.neighbours import cross_neighbours
-    from relanon.multitable.linking.candidates import child_side, parent_space, project
+    from relanon.multitable.linking.candidates import candidate_arcs, child_side, parent_space, project
+    from relanon.multitable.linking.transport import solve_transport
 
     child, parent = releases[link.child], releases[link.parent]
     table = schema[link.parent]
@@ -71,7 +77,13 @@ def link_floor(schema, link, original, releases) -> float:
         parents = project(space, parent.frame, columns)
         if children.shape[1] and len(parents):
             cross_neighbours(parents, children, k=1)
-    return clock.wall
+    keys = pd.Index(parent.frame[table.primary_key]).get_indexer(child.frame[link.column])
+    if link.method != "linear_sum" or (keys < 0).any() or not children.shape[1]:
+        return clock.wall, None
+    counts = np.bincount(keys, minlength=len(parents))
+    with Clock() as flow:
+        solve_transport(len(children), counts, *candidate_arcs(children, parents, counts, keys))
+    return clock.wall, flow.wall
 
 
 def measure(scale: float) -> dict:
@@ -84,13 +96,13 @@ def measure(scale: float) -> dict:
     steps = {}
     with Clock() as clock:
         schema, database = datasets.hospital(scale=scale, seed=0)
-    steps["build the demo database"] = (clock.wall, clock.cpu, None)
+    steps["build the demo database"] = (clock.wall, clock.cpu, None, None)
     progress = Progress(quiet=True)
     with Clock() as run:
         result = anonymize(schema, database, random_state=0, progress=progress)
     original = result.original
     for label, seconds in progress.timings.items():
-        floor = None
+        floor = flow = None
         if label.endswith(": avatarize"):
             release = result.releases[label.split(":")[0]]
             if release.enriched_types and release.k:
@@ -99,15 +111,15 @@ def measure(scale: float) -> dict:
             name, column = label.split()[1].split(".", 1)
             link = next(lk for lk in all_links(schema) if lk.child == name and lk.column == column)
             if link.method != "original_order":
-                floor = link_floor(schema, link, original, result.releases)
-        steps[label] = (seconds, None, floor)
-    steps["anonymize (whole)"] = (run.wall, run.cpu, None)
+                floor, flow = link_floor(schema, link, original, result.releases)
+        steps[label] = (seconds, None, floor, flow)
+    steps["anonymize (whole)"] = (run.wall, run.cpu, None, None)
     with Clock() as clock:
         evaluation = evaluate(schema, database, result.tables, result, random_state=METRICS_SEED, progress=False)
-    steps["evaluate"] = (clock.wall, clock.cpu, None)
+    steps["evaluate"] = (clock.wall, clock.cpu, None, None)
     with Clock() as clock:
         render_report(evaluation, progress=False)
-    steps["render the report"] = (clock.wall, clock.cpu, None)
+    steps["render the report"] = (clock.wall, clock.cpu, None, None)
     return {"scale": scale, "rows": {name: len(frame) for name, frame in database.items()}, "steps": steps,
             "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
@@ -120,11 +132,12 @@ def main(scales: list[float]) -> None:
             break
         result = json.loads(done.stdout.strip().splitlines()[-1])
         print(f"\nscale {scale:g}: " + ", ".join(f"{name} {n:,}" for name, n in result["rows"].items()))
-        print(f"  {'step':<62} {'wall s':>8} {'cpu s':>8} {'floor s':>8} {'x floor':>8}")
-        for label, (wall, cpu, floor) in result["steps"].items():
+        print(f"  {'step':<62} {'wall s':>8} {'cpu s':>8} {'floor s':>8} {'x floor':>8} {'flow s':>8} {'x flow':>8}")
+        for label, (wall, cpu, floor, flow) in result["steps"].items():
             cpu_text = f"{cpu:8.1f}" if cpu is not None else f"{'':>8}"
             floor_text = f"{floor:8.2f} {wall / floor:8.1f}" if floor else f"{'':>8} {'':>8}"
-            print(f"  {label:<62} {wall:8.1f} {cpu_text} {floor_text}")
+            flow_text = f" {flow:8.2f} {wall / flow:8.1f}" if flow else ""
+            print(f"  {label:<62} {wall:8.1f} {cpu_text} {floor_text}{flow_text}")
         total = sum(result["steps"][s][0] for s in ("build the demo database", "anonymize (whole)", "evaluate",
                                                     "render the report"))
         cpu = sum(result["steps"][s][1] for s in ("build the demo database", "anonymize (whole)", "evaluate",

@@ -16,13 +16,23 @@ the total Euclidean distance is minimized. The instances are those of ``benchmar
 - ``sparse-K``: scipy's ``min_weight_full_bipartite_matching`` (LAPJVsp) on the slot graph (each child to
   every slot of its ``K`` nearest parents), run in a child process with a CPU limit (it is erratic on
   the exact ties of slots: a parent of 20 children is 20 identical slots);
-- ``exact``: scipy's ``linear_sum_assignment`` on the dense child x slot matrix (10,000 children at most).
+- ``priced-R``: a transport solve with pricing (column generation): a cheap feasible start (blocks of 150 solved
+  once, no repair), the candidate graph of :func:`relanon.multitable.linking.candidates.candidate_arcs` with 8
+  nearest parents, the min-cost flow (integer costs on one scale for the complete graph), then ``R`` rounds: the
+  parents' potentials that prove the flow optimal on its graph (Bellman-Ford on the residual graph), the arcs of
+  negative reduced cost among each child's 16 nearest parents in the space lifted by the potentials, the flow
+  re-solved;
+- ``exact``: scipy's ``linear_sum_assignment`` on the dense child x slot matrix up to 10,000 children; above, the
+  same column generation run to its proof: every child x parent pair is priced (dense, in chunks) and the flow
+  re-solved until no pair has a negative reduced cost (the exact optimum of the integer costs, within 1e-7 of the
+  true one).
 
 Every solver runs in its own process (peak memory and CPU seconds are its own); the figures are CPU seconds
 (stable on a loaded machine) and wall seconds.
 
     python benchmarks/transport_solvers.py                       # 10k children, 3 seeds, every solver
     python benchmarks/transport_solvers.py --sizes 100000 --seeds 0 --solvers linear_sum blocked
+    python benchmarks/transport_solvers.py --sizes 50000 --solvers exact linear_sum priced-1   # exact by pricing
 """
 
 from __future__ import annotations
@@ -36,15 +46,18 @@ import time
 
 import numpy as np
 from linear_sum_speed import clustered
+from scipy.spatial.distance import cdist
 
 from relanon.engine.neighbours import cross_neighbours
 from relanon.multitable import linking
-from relanon.multitable.linking import repair
+from relanon.multitable.linking import candidates, repair
 from relanon.multitable.linking.inputs import worker_count
 
-SOLVERS = ("exact", "linear_sum", "blocked", "nearest-8", "nearest-16", "sparse-8")
+SOLVERS = ("exact", "linear_sum", "blocked", "priced-0", "priced-1", "priced-3", "nearest-8", "nearest-16",
+           "sparse-8")
 CPU_LIMIT = 600  # seconds of CPU a solver may take on one instance
 RESOLUTION = 2**20
+DENSE_EXACT = 10_000  # children: scipy's dense exact solve up to this size, the priced proof above
 
 
 def candidate_arcs(children, parents, counts, k: int):
@@ -129,9 +142,132 @@ def sparse_matching(children, parents, counts, k: int) -> np.ndarray:
     return np.repeat(live, counts[live])[slot]
 
 
+class PricedFlow:
+    """Min-cost flow on a growing set of arcs with integer costs on one scale (the bounding box's diagonal costs
+    ``2**24``), the potentials proving each flow optimal on its arcs, and the pricing of new arcs."""
+
+    def __init__(self, children, parents, counts, tails, heads):
+        self.children, self.parents, self.counts = children, parents, counts
+        low = np.minimum(children.min(axis=0), parents.min(axis=0))
+        high = np.maximum(children.max(axis=0), parents.max(axis=0))
+        self.scale = 2**24 / max(float(np.linalg.norm(high - low)), 1e-300)
+        self.tails, self.heads = np.empty(0, np.int64), np.empty(0, np.int64)
+        self.add(tails, heads)
+
+    def cost(self, tails, heads):
+        return np.round(np.linalg.norm(self.children[tails] - self.parents[heads], axis=1) * self.scale).astype(np.int64)
+
+    def add(self, tails, heads):
+        tails, heads = np.concatenate([self.tails, tails]), np.concatenate([self.heads, heads])
+        _, first = np.unique(tails * len(self.parents) + heads, return_index=True)
+        self.tails, self.heads = tails[first], heads[first]
+        self.costs = self.cost(self.tails, self.heads)
+
+    def solve(self) -> np.ndarray:
+        from ortools.graph.python import min_cost_flow as mcf
+
+        n, live = len(self.children), np.flatnonzero(self.counts > 0)
+        node = np.full(len(self.counts), -1, dtype=np.int64)
+        node[live] = n + np.arange(len(live))
+        graph = mcf.SimpleMinCostFlow()
+        arcs = graph.add_arcs_with_capacity_and_unit_cost(self.tails, node[self.heads],
+                                                          np.ones(len(self.tails), np.int64), self.costs)
+        graph.set_nodes_supplies(np.arange(n + len(live)),
+                                 np.concatenate([np.ones(n, np.int64), -self.counts[live].astype(np.int64)]))
+        if graph.solve() != graph.OPTIMAL:
+            raise RuntimeError("min-cost flow: no feasible flow on the arcs")
+        used = graph.flows(arcs) > 0
+        self.parent = np.empty(n, dtype=np.int64)
+        self.parent[self.tails[used]] = self.heads[used]
+        return self.parent
+
+    def prices(self) -> np.ndarray:
+        """Parent potentials h >= 0: each child's parent minimizes cost(c, p) + h[p] over its arcs (shortest paths
+        in the graph of parents where moving a child from its parent to p costs cost(c, p) - cost(c, parent))."""
+        parent, tails, heads, costs = self.parent, self.tails, self.heads, self.costs
+        assigned = heads == parent[tails]
+        base = np.zeros(len(parent), dtype=np.int64)
+        base[tails[assigned]] = costs[assigned]
+        source, target, weight = parent[tails[~assigned]], heads[~assigned], costs[~assigned] - base[tails[~assigned]]
+        order = np.argsort(source, kind="stable")
+        source, target, weight = source[order], target[order], weight[order]
+        first = np.searchsorted(source, np.arange(len(self.parents) + 1))
+        distance = np.zeros(len(self.parents), dtype=np.int64)
+        active = np.unique(source)
+        while active.size:  # Bellman-Ford from the parents whose distance fell: an optimal flow has no negative cycle
+            lengths = first[active + 1] - first[active]
+            arc = np.repeat(first[active] - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
+            reached = distance[source[arc]] + weight[arc]
+            better = reached < distance[target[arc]]
+            np.minimum.at(distance, target[arc][better], reached[better])
+            active = np.unique(target[arc][better])
+        return distance.max() - distance
+
+    def own_values(self, prices):
+        return self.cost(np.arange(len(self.children)), self.parent) + prices[self.parent]
+
+    def lifted_violations(self, prices, k: int = 16):
+        """Arcs of negative reduced cost among each child's k nearest parents in the space lifted by the prices."""
+        from scipy.spatial import cKDTree
+
+        live = np.flatnonzero(self.counts > 0)
+        tree = cKDTree(np.column_stack([self.parents[live], prices[live] / self.scale]))
+        _, nearest = tree.query(np.column_stack([self.children, np.zeros(len(self.children))]),
+                                k=min(k, len(live)), workers=-1)
+        nearest = np.reshape(nearest, (len(self.children), -1))
+        tails, heads = np.repeat(np.arange(len(self.children)), nearest.shape[1]), live[nearest.ravel()]
+        gain = self.cost(tails, heads) + prices[heads] < self.own_values(prices)[tails]
+        return tails[gain], heads[gain]
+
+    def all_violations(self, prices, chunk: int = 1_000):
+        """Every child x parent pair of negative reduced cost (dense, in chunks of children)."""
+        live = np.flatnonzero(self.counts > 0)
+        own = self.own_values(prices)
+        tails, heads = [], []
+        for begin in range(0, len(self.children), chunk):
+            rows = np.arange(begin, min(begin + chunk, len(self.children)))
+            costs = np.round(cdist(self.children[rows], self.parents[live]) * self.scale).astype(np.int64)
+            i, j = np.nonzero(costs + prices[live][None, :] < own[rows, None])
+            tails.append(rows[i])
+            heads.append(live[j])
+        return np.concatenate(tails), np.concatenate(heads)
+
+
+def cheap_start_graph(children, parents, counts):
+    """Blocks of 150 solved once (a feasible start) and the candidate arcs of 8 nearest parents around it."""
+    slots = np.repeat(np.arange(len(parents)), counts)
+    start = slots[repair.solve_blocked(children, parents[slots], 150, 0, worker_count(None), np.random.default_rng(0))]
+    tails, heads, _ = candidates.candidate_arcs(children, parents, counts, start, k=8)
+    return PricedFlow(children, parents, counts, tails, heads)
+
+
+def priced(children, parents, counts, rounds: int) -> tuple[np.ndarray, int]:
+    flow = cheap_start_graph(children, parents, counts)
+    assignment = flow.solve()
+    for done in range(rounds):
+        tails, heads = flow.lifted_violations(flow.prices())
+        if len(tails) == 0:
+            return assignment, done
+        flow.add(tails, heads)
+        assignment = flow.solve()
+    return assignment, rounds
+
+
+def exact_by_pricing(children, parents, counts) -> tuple[np.ndarray, int]:
+    flow = cheap_start_graph(children, parents, counts)
+    rounds = 0
+    while True:
+        assignment = flow.solve()
+        tails, heads = flow.all_violations(flow.prices())
+        if len(tails) == 0:
+            return assignment, rounds
+        flow.add(tails, heads)
+        rounds += 1
+
+
 def exact(children, parents, counts) -> np.ndarray:
     from scipy.optimize import linear_sum_assignment
-    from scipy.spatial.distance import cdist
+
 
     slots = np.repeat(np.arange(len(parents)), counts)
     _, slot = linear_sum_assignment(cdist(children, parents[slots]))
@@ -143,8 +279,12 @@ def run_one(solver: str, n: int, seed: int) -> dict:
     children, parents, counts = clustered(n, seed)
     wall, cpu = time.perf_counter(), time.process_time()
     extra = {}
-    if solver == "exact":
+    if solver == "exact" and len(children) <= DENSE_EXACT:
         assignment = exact(children, parents, counts)
+    elif solver == "exact":
+        assignment, extra["solves"] = exact_by_pricing(children, parents, counts)
+    elif solver.startswith("priced-"):
+        assignment, extra["solves"] = priced(children, parents, counts, int(solver.split("-")[1]))
     elif solver == "linear_sum":
         assignment = linking.match_linear_sum(children, parents, counts, random_state=seed)
     elif solver == "blocked":
@@ -178,8 +318,6 @@ def main() -> None:
         for seed in args.seeds:
             results = {}
             for solver in args.solvers:
-                if solver == "exact" and n > 10_000:
-                    continue
                 done = subprocess.run([sys.executable, __file__, "--child", solver, str(n), str(seed)],
                                       capture_output=True, text=True)
                 if done.returncode:
