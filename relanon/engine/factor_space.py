@@ -21,10 +21,17 @@ The indicator block is a scipy sparse matrix and the coded table is never formed
 ``DENSE_LIMIT`` coded columns the axes are the exact eigenvectors of the coded covariance matrix,
 built from sparse products; beyond (a categorical column with thousands of levels, a city), ARPACK
 finds the leading ones from products with the implicit table, so memory stays linear in the rows.
+
+The axes are computed on one BLAS thread (:func:`one_blas_thread`): LAPACK's blocked reductions, and
+the products summed over the rows of a single column or vector, share their sums between threads, which
+changes their last bits; on one thread the same table gives the same axes, to the bit, whatever the
+number of threads of the process. The projection of rows (each coordinate summed by one thread) keeps
+every thread.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 
@@ -34,6 +41,7 @@ import scipy.linalg
 import scipy.sparse as sp
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 from sklearn.base import BaseEstimator
+from threadpoolctl import ThreadpoolController
 
 from relanon.common.errors import DataError, ParameterError, Problem
 from relanon.engine.axes import auto_axes, max_auto_axes, tied_eigenvalues
@@ -381,7 +389,9 @@ class FactorSpace(BaseEstimator):
         if wanted == 0:
             return np.zeros(0), np.zeros((width, 0))
         if width <= DENSE_LIMIT or wanted >= width // 2:
-            return _covariance_axes(coded.covariance(), wanted)
+            with one_blas_thread():
+                covariance = coded.covariance()
+            return _covariance_axes(covariance, wanted)
         # no seed given: a fixed start vector all the same, so that the same data give the same axes
         seed = 0 if self.random_state is None else self.random_state
         eigenvalues, vectors = _lanczos(coded, wanted, np.random.default_rng(seed))
@@ -402,7 +412,8 @@ def _covariance_axes(covariance: np.ndarray, wanted: int):
         return np.zeros(0), np.zeros((width, 0))
     # the whole decomposition: LAPACK's subset drivers may return nothing when the subset
     # boundary falls inside a large group of equal eigenvalues (an unrelated many-level column)
-    eigenvalues, vectors = scipy.linalg.eigh(covariance)
+    with one_blas_thread():
+        eigenvalues, vectors = scipy.linalg.eigh(covariance)
     return _kept_axes(eigenvalues[::-1][:wanted], vectors[:, ::-1][:, :wanted])
 
 
@@ -456,12 +467,33 @@ def _lanczos(coded: _Coded, wanted: int, rng: np.random.Generator):
 
     operator = LinearOperator((width, width), matvec=covariance_times, matmat=covariance_times, dtype=np.float64)
     try:
-        eigenvalues, vectors = eigsh(operator, k=wanted, v0=rng.standard_normal(width), tol=_ARPACK_TOL)
+        with one_blas_thread():
+            eigenvalues, vectors = eigsh(operator, k=wanted, v0=rng.standard_normal(width), tol=_ARPACK_TOL)
     except ArpackNoConvergence as partial:  # keep the axes that converged
         logger.warning("only %d of %d axes converged", len(partial.eigenvalues), wanted)
         eigenvalues, vectors = partial.eigenvalues, partial.eigenvectors
     order = np.argsort(eigenvalues)[::-1]
     return eigenvalues[order], vectors[:, order]
+
+
+@functools.cache
+def _blas() -> ThreadpoolController:
+    """The process' BLAS libraries, found once (a search of the loaded libraries costs milliseconds)."""
+    return ThreadpoolController()
+
+
+def one_blas_thread():
+    """A context in which BLAS and LAPACK run on one thread: their sums in one order, the same bits whatever
+    the number of threads of the process (OpenBLAS splits a dot product, a matrix-vector product summed
+    over the rows, or a blocked eigen-reduction between its threads).
+
+    Examples
+    --------
+    >>> with one_blas_thread():
+    ...     (np.ones(20_000) @ np.full(20_000, 0.1)).round(6)
+    np.float64(2000.0)
+    """
+    return _blas().limit(limits=1, user_api="blas")
 
 
 def _fix_signs(vectors: np.ndarray) -> np.ndarray:

@@ -48,7 +48,7 @@ from relanon.engine.columns import (
     small_support,
     time_grid,
 )
-from relanon.engine.factor_space import FactorSpace, max_auto_axes
+from relanon.engine.factor_space import FactorSpace, max_auto_axes, one_blas_thread
 
 _NO_FIT = MAX_DECIMALS + 1  # no number of decimals writes every value
 _NO_VALUE = -1  # no value seen yet
@@ -353,8 +353,10 @@ def coded_moments(frame: pd.DataFrame, space: FactorSpace) -> CodedMoments:
     """The cross-products of ``frame`` coded with the frozen statistics of ``space`` (see :func:`coder`)."""
     coded = space._code(frame)
     numeric, indicators = coded.numeric, coded.indicators
+    with one_blas_thread():  # sums over the rows in one order, as FactorSpace.fit makes them
+        numeric_products = numeric.T @ numeric
     return CodedMoments(
-        rows=coded.n_rows, numeric_sum=numeric.sum(axis=0), numeric_products=numeric.T @ numeric,
+        rows=coded.n_rows, numeric_sum=numeric.sum(axis=0), numeric_products=numeric_products,
         cross=np.asarray(indicators.T @ numeric), indicator_products=(indicators.T @ indicators).toarray(),
     )
 

@@ -17,8 +17,9 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from threadpoolctl import threadpool_limits
 
-from relanon.engine.factor_space import DENSE_LIMIT
+from relanon.engine.factor_space import DENSE_LIMIT, FactorSpace
 
 SCHEMA = """relanon: 1
 name: ties
@@ -100,3 +101,40 @@ def test_same_seed_gives_the_same_bytes_in_separate_processes(tmp_path):
 
 def _digests(folder) -> dict:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+
+def wide_table(n=3_000, seed=0):
+    """Seven correlated numbers and 136 modalities: a coded covariance wide enough (143 columns) for
+    LAPACK's blocked reduction, which shares its sums between BLAS threads."""
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=(n, 3))
+    frame = pd.DataFrame({f"x{i}": base @ rng.normal(size=3) + rng.normal(size=n) for i in range(7)})
+    for i, levels in enumerate((40, 30, 25, 20, 12, 9)):
+        frame[f"c{i}"] = rng.integers(0, levels, n).astype(str)
+    return frame, {c: "continuous" if c.startswith("x") else "categorical" for c in frame}
+
+
+def city_table(n=30_000, seed=0):
+    """A city of 12,000 levels (about 11,000 held): Lanczos iterations on vectors long enough for BLAS
+    to split their dot products between threads."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"city": rng.integers(0, 12_000, n).astype(str), "x": rng.normal(size=n),
+                          "y": rng.normal(size=n), "sex": rng.choice(["F", "M"], n)})
+    return frame, {"city": "categorical", "x": "continuous", "y": "continuous", "sex": "categorical"}
+
+
+@pytest.mark.parametrize("table, axes", [(wide_table, 30), (city_table, 5)], ids=["eigh", "lanczos"])
+def test_the_factor_space_is_the_same_to_the_bit_with_one_or_two_blas_threads(table, axes):
+    frame, types = table()
+    spaces, coordinates = [], []
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads, user_api="blas"):
+            space = FactorSpace(types, n_components=axes, random_state=0).fit(frame)
+            spaces.append(space)
+            coordinates.append(space.transform(frame))
+    assert spaces[0].n_components_ == axes
+    assert (len(spaces[0].feature_names_) > DENSE_LIMIT) == (table is city_table)
+    assert np.array_equal(spaces[0].eigenvalues_, spaces[1].eigenvalues_)
+    assert np.array_equal(spaces[0].components_, spaces[1].components_)
+    assert np.array_equal(coordinates[0], coordinates[1])
