@@ -261,6 +261,9 @@ def _draw_bars(axes, s: Shares) -> None:
     positions = np.arange(len(s.labels))
     for offset, values, colour, label in ((-0.4, s.original, ORIGINAL_COLOUR, "original"),
                                           (0.0, s.released, ANONYMIZED_COLOUR, "anonymized")):
+        if len(values) == 0:  # a table without rows: an empty side, still named in the legend
+            axes.bar([], [], color=colour, alpha=0.8, label=label)
+            continue
         edges = np.column_stack([positions + offset, positions + offset + 0.4]).ravel()
         heights = np.column_stack([values, np.zeros(len(values))]).ravel()[:-1]  # nothing between two bars
         axes.stairs(heights, edges, fill=True, color=colour, alpha=0.8, linewidth=0, label=label)
