@@ -346,6 +346,20 @@ def test_balanced_blocks_split_children_and_slots_evenly():
     np.testing.assert_array_equal(np.sort(np.concatenate([theirs for _, theirs in blocks])), np.arange(1000))
 
 
+@pytest.mark.parametrize("with_others", [False, True])
+def test_balanced_blocks_cut_on_several_threads_are_the_same_blocks_in_the_same_order(with_others):
+    rng = np.random.default_rng(1)
+    n = repair.PARALLEL_CUT + 1_001
+    points = rng.normal(size=(n, 4))
+    others = rng.normal(size=(n, 4)) + 0.5 if with_others else None
+    alone = repair._balanced_blocks(points, others, max_size=500, workers=1)
+    shared = repair._balanced_blocks(points, others, max_size=500, workers=3)
+    assert len(alone) == len(shared) > 3
+    for one, other in zip(alone, shared, strict=True):
+        for a, b in zip(*((one, other) if with_others else ((one,), (other,))), strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
 def test_counts_of_a_20_parent_link_keep_their_shape():
     """Drawn counts far below the number of children: corrected with plausible counts, not stretched."""
     from scipy import stats

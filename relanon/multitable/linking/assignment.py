@@ -19,7 +19,7 @@ How ``linear_sum`` is solved. It is a transport problem: each child is one unit,
 - beyond, children and slots are cut together into balanced spatial blocks (recursive median bisection, as
   many slots as children in every block), each block is solved exactly, and then, ``repair_passes`` times,
   the children are regrouped along randomly rotated cuts and each group is re-solved exactly with the slots
-  its members hold (:mod:`relanon.multitable.linking.repair`); blocks are solved on every core;
+  its members hold (:mod:`relanon.multitable.linking.repair`); blocks are cut and solved on every core;
 - up to :data:`FLOW_LIMIT` children, that assignment is then improved by the minimum-cost flow
   (:func:`relanon.multitable.linking.transport.solve_transport`) on the candidate graph
   (:func:`relanon.multitable.linking.candidates.candidate_arcs`: each child's nearest parents, each parent's

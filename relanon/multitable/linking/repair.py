@@ -59,13 +59,13 @@ def solve_blocked(children, slot_points, block_size, repair_passes, workers, rng
     ``report(done, total)`` is called as groups are solved (every pass cuts as many groups).
     """
     slot = np.empty(len(children), dtype=np.int64)
-    blocks = _balanced_blocks(children, slot_points, max_size=block_size)
+    blocks = _balanced_blocks(children, slot_points, max_size=block_size, workers=workers)
     total = len(blocks) * (1 + repair_passes)
     done = _solve_groups(children, slot_points, [m for m, _ in blocks], [s for _, s in blocks], slot, workers,
                          lambda n: report(n, total))
     by_midpoint = len(children) > LARGE
     for _ in range(repair_passes):
-        groups = _repair_groups(children, slot_points[slot], block_size, rng, by_midpoint=by_midpoint)
+        groups = _repair_groups(children, slot_points[slot], block_size, rng, by_midpoint=by_midpoint, workers=workers)
         done += _solve_groups(children, slot_points, groups, [slot[members] for members in groups], slot, workers,
                               lambda n, offset=done: report(offset + n, total))
     return slot
@@ -103,7 +103,7 @@ def _counted(results, solved_so_far) -> list:
     return out
 
 
-def _repair_groups(children, held, size, rng, *, by_midpoint: bool) -> list:
+def _repair_groups(children, held, size, rng, *, by_midpoint: bool, workers: int = 1) -> list:
     """The groups of one repair pass, cut along a randomly rotated cut: of the children's positions, or
     ``by_midpoint``, of the midpoints between each child and the slot it holds (``children + held``).
 
@@ -117,7 +117,7 @@ def _repair_groups(children, held, size, rng, *, by_midpoint: bool) -> list:
     to 1.36 %), and the demo's metrics moved both ways within their noise.
     """
     points = children + held if by_midpoint else children
-    return _balanced_blocks(points, max_size=size, rotation=_random_rotation(children.shape[1], rng))
+    return _balanced_blocks(points, max_size=size, rotation=_random_rotation(children.shape[1], rng), workers=workers)
 
 
 def _random_rotation(d: int, rng) -> np.ndarray:
@@ -125,37 +125,63 @@ def _random_rotation(d: int, rng) -> np.ndarray:
     return rotation
 
 
-def _balanced_blocks(points, others=None, max_size: int = 1, rotation=None) -> list:
+def _balanced_blocks(points, others=None, max_size: int = 1, rotation=None, workers: int = 1) -> list:
     """Cut ``points`` into blocks of at most ``max_size`` by recursive median bisection.
 
     Each block is cut at the median of its points along its axis of largest variance (after
     ``rotation``). ``others`` (as many rows as ``points``) are cut along the same axes into halves
     of the same sizes, the lower values going to the lower half, so every block holds as many
-    others as points. Returns one array of point positions per block, or (points, others) pairs.
+    others as points. Returns one array of point positions per block, or (points, others) pairs,
+    the lower half's blocks before the upper half's. With ``workers`` above 1, the first cuts are made
+    until there is a part per worker, and the parts are cut on as many threads (numpy's partitions and
+    reductions release the interpreter): the same blocks, in the same order.
     """
     if rotation is not None:
         points = points @ rotation
         others = None if others is None else others @ rotation
     everything = np.arange(len(points))
-    pending = [(everything, None if others is None else everything)]
+    parts = [(everything, None if others is None else everything)]
+    if workers > 1 and len(points) > PARALLEL_CUT:
+        while len(parts) < workers and any(len(mine) > max_size for mine, _ in parts):
+            parts = [half for part in parts for half in _halves(points, others, part, max_size)]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            cut = list(pool.map(lambda part: _cut(points, others, part, max_size), parts))
+    else:
+        cut = [_cut(points, others, part, max_size) for part in parts]
+    return [block for blocks in cut for block in blocks]
+
+
+PARALLEL_CUT = 100_000
+"""Points from which the cuts of :func:`_balanced_blocks` are shared between threads."""
+
+
+def _halves(points, others, part, max_size: int) -> list:
+    """The lower and upper halves of ``part`` (a ``(points, others)`` pair of positions), or ``[part]`` when
+    it is a block already."""
+    mine, theirs = part
+    if len(mine) <= max_size:
+        return [part]
+    inside = points[mine]
+    axis = int(np.argmax(inside.var(axis=0)))
+    half = len(mine) // 2
+    cut = np.argpartition(inside[:, axis], half)
+    if others is None:
+        return [(mine[cut[:half]], None), (mine[cut[half:]], None)]
+    cut_theirs = np.argpartition(others[theirs, axis], half)
+    return [(mine[cut[:half]], theirs[cut_theirs[:half]]), (mine[cut[half:]], theirs[cut_theirs[half:]])]
+
+
+def _cut(points, others, part, max_size: int) -> list:
+    """The blocks of ``part``, depth first, the lower half's before the upper half's."""
+    pending = [part]
     blocks = []
     while pending:  # one iteration per block made or cut: a few thousand at most
-        mine, theirs = pending.pop()
-        if len(mine) <= max_size:
+        halves = _halves(points, others, pending.pop(), max_size)
+        if len(halves) == 1:
+            mine, theirs = halves[0]
             blocks.append(mine if others is None else (mine, theirs))
-            continue
-        inside = points[mine]
-        axis = int(np.argmax(inside.var(axis=0)))
-        half = len(mine) // 2
-        cut = np.argpartition(inside[:, axis], half)
-        if others is None:
-            pending += [(mine[cut[half:]], None), (mine[cut[:half]], None)]
         else:
-            cut_theirs = np.argpartition(others[theirs, axis], half)
-            pending += [
-                (mine[cut[half:]], theirs[cut_theirs[half:]]),
-                (mine[cut[:half]], theirs[cut_theirs[:half]]),
-            ]
+            pending += halves[::-1]
     return blocks
 
 
@@ -255,6 +281,6 @@ def repair_assignment(child_coords, slot_coords, slot, *, passes: int, block_siz
     size = optional_count(block_size, "block_size", minimum=2) or BLOCK_SIZE[len(children) > LARGE]
     workers = worker_count(n_jobs)
     for _ in range(as_count(passes, "passes")):
-        groups = _repair_groups(children, slots[slot], size, rng, by_midpoint=len(children) > LARGE)
+        groups = _repair_groups(children, slots[slot], size, rng, by_midpoint=len(children) > LARGE, workers=workers)
         _solve_groups(children, slots, groups, [slot[members] for members in groups], slot, workers)
     return slot
