@@ -12,7 +12,8 @@ processes (at most :data:`MAX_WORKERS`), which inherit the plan instead of recei
 back each picture's HTML with the log records and warnings its drawing raised, given out here in the
 page's order. A picture is a function of its inputs alone (fixed seeds, fixed layout, no software stamp
 in the PNG), so the page is the same bytes whichever process draws it; where ``fork`` does not exist,
-the pictures are drawn here.
+the pictures are drawn here, and so are those a worker did not draw (no process or memory left for a fork,
+a worker killed).
 """
 
 from __future__ import annotations
@@ -214,20 +215,18 @@ def _draw_all(pictures: list[_Picture], step, rows: int) -> list[str]:
                   len(pictures))
     done: dict[int, str] = {}
     if rows >= PARALLEL_ROWS and workers >= 2 and "fork" in multiprocessing.get_all_start_methods():
-        try:
-            done = _draw_in_workers(pictures, workers, step)
-        except (OSError, BrokenProcessPool):  # no memory or process left for a fork: drawn here instead
-            pass
+        _draw_in_workers(pictures, workers, step, done)
     for index, picture in enumerate(pictures):
-        if index not in done:
+        if index not in done:  # not drawn by a worker (none, or no process or memory left for one): drawn here
             done[index] = _drawn(picture)
             step.advance()
     return [done[index] for index in range(len(pictures))]
 
 
-def _draw_in_workers(pictures: list[_Picture], workers: int, step) -> dict[int, str]:
-    """Each picture's HTML by its index, drawn by forked workers; what their drawing logged and warned is
-    given out here, in the page's order, once every picture is drawn."""
+def _draw_in_workers(pictures: list[_Picture], workers: int, step, drawn: dict[int, str]) -> None:
+    """Each picture's HTML in ``drawn``, by its index, drawn by forked workers; what their drawing logged and
+    warned is given out here, in the page's order. If a fork fails or a worker dies, ``drawn`` keeps the
+    pictures drawn until then."""
     _PLAN[:] = pictures  # what the forked workers inherit
     results: dict[int, tuple] = {}
     try:
@@ -237,9 +236,10 @@ def _draw_in_workers(pictures: list[_Picture], workers: int, step) -> dict[int, 
             for future in as_completed(futures):
                 results[futures[future]] = future.result()
                 step.advance()
+    except (OSError, BrokenProcessPool):  # no memory or process left for a fork: the rest is drawn by the caller
+        pass
     finally:
         _PLAN.clear()
-    drawn = {}
     for index in sorted(results):
         html, records, caught = results[index]
         for record in records:
@@ -247,7 +247,6 @@ def _draw_in_workers(pictures: list[_Picture], workers: int, step) -> dict[int, 
         for message, category, filename, lineno in caught:
             warnings.warn_explicit(message, category, filename, lineno)
         drawn[index] = html
-    return drawn
 
 
 _PLAN: list[_Picture] = []

@@ -445,3 +445,26 @@ def test_pictures_drawn_by_worker_processes_are_the_bytes_drawn_in_one(demo, mon
     monkeypatch.setattr("relanon.present.charts.PARALLEL_ROWS", 0)
     workers = render_html(evaluation)
     assert workers == here and here.count("<img") >= 10
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="worker processes draw only on a machine of 2 cores or more")
+def test_a_worker_dying_leaves_the_rest_drawn_here_each_picture_counted_once(demo, monkeypatch):
+    from relanon.present import charts
+
+    evaluation, _, _ = demo
+    monkeypatch.setattr(charts, "PARALLEL_ROWS", 10**12)
+    here = render_html(evaluation)
+    drawing, parent = charts._drawn, os.getpid()
+
+    def dies_in_a_worker_on_the_third(picture):
+        if os.getpid() != parent and picture is charts._PLAN[2]:
+            os._exit(1)  # the worker process dies: the pool breaks
+        return drawing(picture)
+
+    monkeypatch.setattr(charts, "_drawn", dies_in_a_worker_on_the_third)  # inherited by the forked workers
+    monkeypatch.setattr(charts, "PARALLEL_ROWS", 0)
+    advanced = []
+    monkeypatch.setattr(_Step, "advance", lambda self, n=1: advanced.append((self.label, self.total, n)))
+    assert render_html(evaluation, progress=Progress(write=lambda line: None)) == here
+    [(label, total, _)] = set(advanced)
+    assert label == "report pictures" and len(advanced) == total  # each picture counted once, none twice
