@@ -76,10 +76,7 @@ def small_hospital():
 @pytest.fixture(scope="session")
 def small_hospital_release(small_hospital):
     """:func:`small_hospital` anonymized with seed 5, once per session: never modify it."""
-    schema, database = small_hospital
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SensitiveChoiceWarning)
-        return anonymize(schema, database, random_state=5, progress=False)
+    return _released(small_hospital, seed=5, silenced=SensitiveChoiceWarning)
 
 
 @pytest.fixture(scope="session")
@@ -91,10 +88,15 @@ def tiny_hospital():
 @pytest.fixture(scope="session")
 def tiny_hospital_release(tiny_hospital):
     """:func:`tiny_hospital` anonymized with seed 0, once per session: never modify it."""
-    schema, database = tiny_hospital
+    return _released(tiny_hospital, seed=0, silenced=Warning)
+
+
+def _released(hospital, *, seed: int, silenced: type[Warning]):
+    """A session's hospital demo anonymized with ``seed``, the warnings of category ``silenced`` unshown."""
+    schema, database = hospital
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return anonymize(schema, database, random_state=0, progress=False)
+        warnings.simplefilter("ignore", silenced)
+        return anonymize(schema, database, random_state=seed, progress=False)
 
 
 @pytest.fixture(scope="session")

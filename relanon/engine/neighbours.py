@@ -91,11 +91,7 @@ class SearchTree:
               dtype=np.int64, progress=None) -> Neighbours:
         """The ``k`` nearest points of each query (as :func:`cross_neighbours`); ``order``, the order in which
         the queries are answered (any permutation: it changes only the speed), by default a locality order."""
-        queries = _points(queries, "query coordinates")
-        if queries.shape[1] != self.dimensions:
-            raise ParameterError(f"reference and queries have {self.dimensions} and {queries.shape[1]} coordinates")
-        if not 1 <= k <= self.n_points:
-            raise ParameterError(f"k must be between 1 and the number of reference points ({self.n_points}), got {k}")
+        queries = _checked_queries(queries, self.dimensions, self.n_points, k)
         order = locality_order(queries) if order is None else order
         out_d = np.empty((len(order), k)) if distances else None
         out_i = np.empty((len(order), k), dtype=dtype)
@@ -172,21 +168,17 @@ def cross_neighbours(reference, queries, k: int, *, distances: bool = True, dtyp
     >>> cross_neighbours([[0.0, 0.0], [3.0, 4.0]], [[0.0, 1.0]], k=2).distances.tolist()
     [[1.0, 4.242640687119285]]
     """
-    reference, queries = _search(reference, queries, k)
-    if len(queries) == 0:
-        return Neighbours(np.zeros((0, k)) if distances else None, np.zeros((0, k), dtype=dtype))
     return SearchTree(reference).query(queries, k, distances=distances, dtype=dtype, progress=progress)
 
 
-def _search(reference, queries, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The points and queries of a search for ``k`` nearest points, checked."""
-    reference = _points(reference, "reference coordinates")
+def _checked_queries(queries, dimensions: int, n_points: int, k: int) -> np.ndarray:
+    """The queries of a search for the ``k`` nearest of ``n_points`` points in ``dimensions`` coordinates, checked."""
     queries = _points(queries, "query coordinates")
-    if reference.shape[1] != queries.shape[1]:
-        raise ParameterError(f"reference and queries have {reference.shape[1]} and {queries.shape[1]} coordinates")
-    if not 1 <= k <= len(reference):
-        raise ParameterError(f"k must be between 1 and the number of reference points ({len(reference)}), got {k}")
-    return reference, queries
+    if queries.shape[1] != dimensions:
+        raise ParameterError(f"reference and queries have {dimensions} and {queries.shape[1]} coordinates")
+    if not 1 <= k <= n_points:
+        raise ParameterError(f"k must be between 1 and the number of reference points ({n_points}), got {k}")
+    return queries
 
 
 def nearest_distances(reference, queries, k: int, *, progress=None) -> np.ndarray:
@@ -201,7 +193,8 @@ def nearest_distances(reference, queries, k: int, *, progress=None) -> np.ndarra
     >>> nearest_distances([[0.0, 0.0], [3.0, 4.0]], [[0.0, 1.0]], k=2).tolist()
     [[1.0, 4.242640687119285]]
     """
-    reference, queries = _search(reference, queries, k)
+    reference = _points(reference, "reference coordinates")
+    queries = _checked_queries(queries, reference.shape[1], len(reference), k)
     if len(queries) == 0:
         return np.zeros((0, k))
     if len(reference) < NEAREST_POINTS_PER_CELL * 2.0 ** reference.shape[1]:
