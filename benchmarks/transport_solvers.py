@@ -42,7 +42,9 @@ import json
 import resource
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 from linear_sum_speed import clustered
@@ -206,31 +208,50 @@ class PricedFlow:
     def own_values(self, prices):
         return self.cost(np.arange(len(self.children)), self.parent) + prices[self.parent]
 
-    def lifted_violations(self, prices, k: int = 16):
-        """Arcs of negative reduced cost among each child's k nearest parents in the space lifted by the prices."""
+    def violations(self, prices, *, best: int = 4, bands: int = 16, k: int = 8):
+        """Each child's ``best`` arcs of most negative reduced cost ``cost(c, p) + h[p] - own[c]``, found for every
+        child or proven absent, and the number of tree answers it took.
+
+        The parents are cut into ``bands`` bands of prices; in a band of lowest price ``low``, a parent at distance
+        ``d`` is placed at height ``(h[p] - low) / scale`` above the children's space, so that its distance to a
+        child there, ``sqrt(d**2 + (h - low)**2)``, is at most ``d + h - low``: when a child's ``k``-th nearest in
+        the band is at least ``own[c] - low`` away (in cost units), no parent of the band beyond those ``k`` has a
+        negative reduced cost. A child not yet proven asks for four times as many, until proven or holding ``best``
+        violations."""
         from scipy.spatial import cKDTree
 
-        live = np.flatnonzero(self.counts > 0)
-        tree = cKDTree(np.column_stack([self.parents[live], prices[live] / self.scale]))
-        _, nearest = tree.query(np.column_stack([self.children, np.zeros(len(self.children))]),
-                                k=min(k, len(live)), workers=-1)
-        nearest = np.reshape(nearest, (len(self.children), -1))
-        tails, heads = np.repeat(np.arange(len(self.children)), nearest.shape[1]), live[nearest.ravel()]
-        gain = self.cost(tails, heads) + prices[heads] < self.own_values(prices)[tails]
-        return tails[gain], heads[gain]
-
-    def all_violations(self, prices, chunk: int = 1_000):
-        """Every child x parent pair of negative reduced cost (dense, in chunks of children)."""
-        live = np.flatnonzero(self.counts > 0)
-        own = self.own_values(prices)
-        tails, heads = [], []
-        for begin in range(0, len(self.children), chunk):
-            rows = np.arange(begin, min(begin + chunk, len(self.children)))
-            costs = np.round(cdist(self.children[rows], self.parents[live]) * self.scale).astype(np.int64)
-            i, j = np.nonzero(costs + prices[live][None, :] < own[rows, None])
-            tails.append(rows[i])
-            heads.append(live[j])
-        return np.concatenate(tails), np.concatenate(heads)
+        n, live = len(self.children), np.flatnonzero(self.counts > 0)
+        low_all = prices[live].min()
+        own = self.own_values(prices) - low_all
+        height = prices[live] - low_all
+        order = np.argsort(height, kind="stable")
+        found_tails, found_heads, found_gains, answers = [], [], [], 0
+        for band in np.array_split(order, min(bands, len(order))):
+            low = height[band].min()
+            tree = cKDTree(np.column_stack([self.parents[live[band]], (height[band] - low) / self.scale]))
+            asked, width = np.flatnonzero(own - low > 0), k
+            while asked.size:
+                width = min(width, len(band))
+                distance, nearest = tree.query(np.column_stack([self.children[asked], np.zeros(len(asked))]),
+                                               k=width, workers=-1)
+                distance, nearest = distance.reshape(len(asked), -1), nearest.reshape(len(asked), -1)
+                answers += nearest.size
+                tails, heads = np.repeat(asked, width), live[band[nearest.ravel()]]
+                gain = self.cost(tails, heads) + prices[heads] - low_all - own[tails]
+                negative = gain < 0
+                found_tails.append(tails[negative])
+                found_heads.append(heads[negative])
+                found_gains.append(gain[negative])
+                # rounding moves a cost by half a unit: proven when the k-th is a unit beyond
+                proven = (distance[:, -1] * self.scale >= own[asked] - low + 1) | (width == len(band))
+                enough = np.bincount(tails[negative], minlength=n)[asked] >= best
+                asked, width = asked[~proven & ~enough], 4 * width
+        tails, heads, gains = (np.concatenate(found_tails), np.concatenate(found_heads),
+                               np.concatenate(found_gains))
+        order = np.lexsort((heads, gains, tails))
+        tails, heads = tails[order], heads[order]
+        rank = np.arange(len(tails)) - np.searchsorted(tails, tails)
+        return tails[rank < best], heads[rank < best], answers
 
 
 def cheap_start_graph(children, parents, counts):
@@ -241,28 +262,18 @@ def cheap_start_graph(children, parents, counts):
     return PricedFlow(children, parents, counts, tails, heads)
 
 
-def priced(children, parents, counts, rounds: int) -> tuple[np.ndarray, int]:
+def priced(children, parents, counts, rounds: int | None) -> tuple[np.ndarray, int]:
+    """The cheap start's flow, then pricing rounds until none finds a violation (the flow is then optimal among
+    every child x parent pair: proven) or after ``rounds`` rounds; returns the assignment and the rounds run."""
     flow = cheap_start_graph(children, parents, counts)
-    assignment = flow.solve()
-    for done in range(rounds):
-        tails, heads = flow.lifted_violations(flow.prices())
+    assignment, done = flow.solve(), 0
+    while rounds is None or done < rounds:
+        tails, heads, _ = flow.violations(flow.prices())
         if len(tails) == 0:
-            return assignment, done
+            break
         flow.add(tails, heads)
-        assignment = flow.solve()
-    return assignment, rounds
-
-
-def exact_by_pricing(children, parents, counts) -> tuple[np.ndarray, int]:
-    flow = cheap_start_graph(children, parents, counts)
-    rounds = 0
-    while True:
-        assignment = flow.solve()
-        tails, heads = flow.all_violations(flow.prices())
-        if len(tails) == 0:
-            return assignment, rounds
-        flow.add(tails, heads)
-        rounds += 1
+        assignment, done = flow.solve(), done + 1
+    return assignment, done
 
 
 def exact(children, parents, counts) -> np.ndarray:
@@ -274,15 +285,53 @@ def exact(children, parents, counts) -> np.ndarray:
     return slots[slot]
 
 
-def run_one(solver: str, n: int, seed: int) -> dict:
+def demo_links(scale: float, folder: Path) -> list[Path]:
+    """The inputs of the demo's ``linear_sum`` links above :data:`DENSE_EXACT` children, saved in ``folder``.
+
+    The demo database (``relanon demo``: ``hospital(scale, seed=0)``, anonymized with the schema's seed) gives
+    the released parents and children; each link's coordinates are those of its parent space
+    (:mod:`relanon.multitable.linking.candidates`) and its counts are the released children of each parent.
+    """
+    import pandas as pd
+
+    from relanon import anonymize, datasets
+    from relanon.schema.graph import all_links
+
+    schema, database = datasets.hospital(scale=scale, seed=0)
+    releases = anonymize(schema, database).releases
+    paths = []
+    for link in all_links(schema):
+        child, parent, table = releases[link.child], releases[link.parent], schema[link.parent]
+        keys = pd.Index(parent.frame[table.primary_key]).get_indexer(child.frame[link.column])
+        if link.method != "linear_sum" or len(keys) <= DENSE_EXACT or (keys < 0).any():
+            continue
+        columns = {c.name: c.type for c in table.released_columns if c.name in parent.frame.columns}
+        space = candidates.parent_space(table, database[link.parent], columns, np.random.default_rng(0))
+        paths.append(folder / f"{link.child}.{link.column}.npz")
+        np.savez(paths[-1], children=candidates.project(space, candidates.child_side(link, database, child, table,
+                                                                                     columns), columns),
+                 parents=candidates.project(space, parent.frame, columns),
+                 counts=np.bincount(keys, minlength=len(parent.frame)))
+    return paths
+
+
+def instance(name: str, seed: int):
+    """Children, parents and counts of a clustered instance (``name`` its size) or of a saved link (a path)."""
+    if name.endswith(".npz"):
+        saved = np.load(name)
+        return saved["children"], saved["parents"], saved["counts"]
+    return clustered(int(name), seed)
+
+
+def run_one(solver: str, name: str, seed: int) -> dict:
     resource.setrlimit(resource.RLIMIT_CPU, (CPU_LIMIT, CPU_LIMIT))
-    children, parents, counts = clustered(n, seed)
+    children, parents, counts = instance(name, seed)
     wall, cpu = time.perf_counter(), time.process_time()
     extra = {}
     if solver == "exact" and len(children) <= DENSE_EXACT:
         assignment = exact(children, parents, counts)
     elif solver == "exact":
-        assignment, extra["solves"] = exact_by_pricing(children, parents, counts)
+        assignment, extra["solves"] = priced(children, parents, counts, None)
     elif solver.startswith("priced-"):
         assignment, extra["solves"] = priced(children, parents, counts, int(solver.split("-")[1]))
     elif solver == "linear_sum":
@@ -309,28 +358,39 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--solvers", nargs="+", default=list(SOLVERS), choices=SOLVERS)
+    parser.add_argument("--demo", type=float, metavar="SCALE",
+                        help="the demo's linear_sum links at this scale instead of clustered instances (seed 0)")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(run_one(args.child[0], int(args.child[1]), int(args.child[2]))))
+        print(json.dumps(run_one(args.child[0], args.child[1], int(args.child[2]))))
         return
-    for n in args.sizes:
-        for seed in args.seeds:
-            results = {}
-            for solver in args.solvers:
-                done = subprocess.run([sys.executable, __file__, "--child", solver, str(n), str(seed)],
-                                      capture_output=True, text=True)
-                if done.returncode:
-                    reason = "CPU limit" if done.returncode in (-24, 152) else done.stderr.strip().splitlines()[-1:]
-                    print(f"n={n:,} seed={seed} {solver:<9} failed ({reason})", flush=True)
-                    continue
-                results[solver] = json.loads(done.stdout.strip().splitlines()[-1])
-                best = results.get("exact", {}).get("total")
-                r = results[solver]
-                gap = f"{100 * (r['total'] / best - 1):6.3f} %" if best else "   -    "
-                print(f"n={r['n']:,} seed={seed} {solver:<9} total {r['total']:14.3f}  gap to exact {gap}  "
-                      f"cpu {r['cpu']:7.1f} s  wall {r['wall']:7.1f} s  {r['max_rss_mb']:6.0f} MB"
-                      + (f"  solves {r['solves']}" if "solves" in r else ""), flush=True)
+    with tempfile.TemporaryDirectory() as folder:
+        instances = ([(str(path), [0]) for path in demo_links(args.demo, Path(folder))] if args.demo
+                     else [(str(n), args.seeds) for n in args.sizes])
+        for name, seeds in instances:
+            compare(args.solvers, name, seeds)
+
+
+def compare(solvers, name: str, seeds) -> None:
+    """Every solver on the instance ``name`` (a size or a saved link) with each seed, in its own process."""
+    label = f"{Path(name).stem} " if name.endswith(".npz") else ""
+    for seed in seeds:
+        results = {}
+        for solver in solvers:
+            done = subprocess.run([sys.executable, __file__, "--child", solver, name, str(seed)],
+                                  capture_output=True, text=True)
+            if done.returncode:
+                reason = "CPU limit" if done.returncode in (-24, 152) else done.stderr.strip().splitlines()[-1:]
+                print(f"{label}n={name if not label else '-'} seed={seed} {solver:<9} failed ({reason})", flush=True)
+                continue
+            results[solver] = json.loads(done.stdout.strip().splitlines()[-1])
+            best = results.get("exact", {}).get("total")
+            r = results[solver]
+            gap = f"{100 * (r['total'] / best - 1):6.3f} %" if best else "   -    "
+            print(f"{label}n={r['n']:,} seed={seed} {solver:<9} total {r['total']:14.3f}  gap to exact {gap}  "
+                  f"cpu {r['cpu']:7.1f} s  wall {r['wall']:7.1f} s  {r['max_rss_mb']:6.0f} MB"
+                  + (f"  solves {r['solves']}" if "solves" in r else ""), flush=True)
 
 
 if __name__ == "__main__":

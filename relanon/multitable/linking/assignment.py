@@ -49,6 +49,7 @@ from relanon.multitable.linking.inputs import (
     validated_counts,
     worker_count,
 )
+from relanon.multitable.linking.pricing import priced_flow
 from relanon.multitable.linking.repair import BLOCK_SIZE, LARGE, REPAIR_PASSES, no_progress, solve_blocked, solve_exact
 from relanon.multitable.linking.transport import solve_transport
 
@@ -105,6 +106,7 @@ def match_linear_sum(
     exact_limit: int = EXACT_LIMIT,
     block_size: int | None = None,
     repair_passes: int | None = None,
+    pricing_rounds: int = 0,
     progress=None,
 ) -> np.ndarray:
     """Assign children to parents, parent ``p`` receiving exactly ``counts[p]`` of them, at
@@ -129,6 +131,11 @@ def match_linear_sum(
     repair_passes : int or None
         Exact re-solves along other cuts after the blocks (default 6; 5 above 200,000 children; each
         never raises the total).
+    pricing_rounds : int
+        Rounds of exact pricing after the minimum-cost flow (default 0): each adds the arcs that would lower the
+        total under the flow's parent potentials and re-solves, and the rounds stop early once none is left (the
+        assignment is then proven optimal among every child x parent pair). A positive number also runs the flow
+        above :data:`FLOW_LIMIT` children. See :mod:`relanon.multitable.linking.pricing`.
     progress : callable, optional
         Called as ``progress(done, total)`` as groups of children are solved (the blocks, then each
         repair pass's groups), then as the candidate arcs and the minimum-cost flow are done (counted in
@@ -150,6 +157,7 @@ def match_linear_sum(
     exact_limit = as_count(exact_limit, "exact_limit")
     block_size = optional_count(block_size, "block_size", minimum=2)
     repair_passes = optional_count(repair_passes, "repair_passes")
+    pricing_rounds = as_count(pricing_rounds, "pricing_rounds")
     workers = worker_count(n_jobs)
     rng = generator(random_state)
 
@@ -166,20 +174,25 @@ def match_linear_sum(
     else:
         size = block_size or BLOCK_SIZE[n > LARGE]
         passes = REPAIR_PASSES[n > LARGE] if repair_passes is None else repair_passes
-        if n > FLOW_LIMIT:
+        if n > FLOW_LIMIT and not pricing_rounds:
             return slot_parent[solve_blocked(children, slot_points, size, passes, workers, rng, report)]
         stages = []  # the groups of the blocks and repairs, learnt when they are cut
 
         def blocked(done, groups):
-            stages[:] = [groups, groups + int(np.ceil(ARCS_SHARE * groups)),
-                         groups + int(np.ceil((ARCS_SHARE + FLOW_SHARE) * groups))]
+            flow = int(np.ceil(FLOW_SHARE * groups))
+            stages[:] = [groups + int(np.ceil(ARCS_SHARE * groups)) + flow * i for i in range(pricing_rounds + 2)]
             report(done, stages[-1])
 
         start = slot_parent[solve_blocked(children, slot_points, size, passes, workers, rng, blocked)]
         arcs = candidate_arcs(children, parents, counts, start)
-        report(stages[1], stages[2])
-        parent = solve_transport(n, counts, *arcs)
-        report(stages[2], stages[2])
+        report(stages[0], stages[-1])
+        if pricing_rounds:
+            tails, heads, _ = arcs
+            parent, _ = priced_flow(children, parents, counts, tails, heads, pricing_rounds,
+                                    lambda done: report(stages[done + 1], stages[-1]))
+        else:
+            parent = solve_transport(n, counts, *arcs)
+        report(stages[-1], stages[-1])
         return parent
     return slot_parent[slot]
 

@@ -25,9 +25,12 @@ COST_RESOLUTION = 2**24
 
 
 def solve_transport(n_children: int, counts: np.ndarray, tails: np.ndarray, heads: np.ndarray,
-                    distances: np.ndarray) -> np.ndarray:
+                    distances: np.ndarray, *, scale: float | None = None) -> np.ndarray:
     """The parent of each child in a minimum-cost flow over the arcs ``(tails[a], heads[a])`` of cost
     ``distances[a]``, parent ``p`` receiving exactly ``counts[p]`` children.
+
+    The integer costs are ``distances * scale`` rounded; ``scale`` defaults to :data:`COST_RESOLUTION` over the
+    longest arc (a pricing that compares pairs outside the graph gives its own, the same for every graph).
 
     Every child and every parent with a positive count must hold an arc, and the arcs must hold a feasible
     assignment (:func:`relanon.multitable.linking.candidates.candidate_arcs` adds one).
@@ -45,8 +48,10 @@ def solve_transport(n_children: int, counts: np.ndarray, tails: np.ndarray, head
     if (targets < 0).any() or len(np.unique(tails)) != n_children or len(np.unique(heads)) != len(live):
         raise ValueError("the transport graph must give every child an arc and every parent with children an arc, "
                          "and no arc to a parent without children")
-    longest = float(distances.max()) if len(distances) else 0.0
-    costs = np.round(distances * (COST_RESOLUTION / longest if longest > 0 else 0.0)).astype(np.int64)
+    if scale is None:
+        longest = float(distances.max()) if len(distances) else 0.0
+        scale = COST_RESOLUTION / longest if longest > 0 else 0.0
+    costs = np.round(distances * scale).astype(np.int64)
     graph = min_cost_flow.SimpleMinCostFlow()
     arcs = graph.add_arcs_with_capacity_and_unit_cost(np.asarray(tails, dtype=np.int64), targets,
                                                       np.ones(len(tails), dtype=np.int64), costs)
