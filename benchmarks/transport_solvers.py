@@ -1,11 +1,12 @@
 """Solvers of the ``linear_sum`` transport problem compared on the same instances: total distance, CPU time.
 
 The problem: each child (one unit) goes to a parent, parent ``p`` receives exactly ``counts[p]`` children,
-the total Euclidean distance is minimized. The instances are those of ``benchmarks/linear_sum_speed.py``
+the total Euclidean distance is minimized. The clustered instances are those of ``benchmarks/linear_sum_speed.py``
 (clustered 5-dimension factor space, 3 children per parent). Solvers:
 
 - ``linear_sum``: relanon's :func:`relanon.multitable.linking.match_linear_sum` (the blocked solver, then up to
   200,000 children the minimum-cost flow on :func:`relanon.multitable.linking.candidates.candidate_arcs`);
+  ``linear_sum-R`` with ``pricing_rounds=R`` (:mod:`relanon.multitable.linking.pricing`);
 - ``blocked``: the blocked solver alone (:func:`relanon.multitable.linking.repair.solve_blocked`: exact
   Hungarian solves on balanced spatial blocks of slots, then repair passes along rotated cuts);
 - ``nearest-K``: OR-Tools' ``SimpleMinCostFlow`` (cost scaling) on a sparse graph of nearest arcs only: each child's
@@ -16,16 +17,18 @@ the total Euclidean distance is minimized. The instances are those of ``benchmar
 - ``sparse-K``: scipy's ``min_weight_full_bipartite_matching`` (LAPJVsp) on the slot graph (each child to
   every slot of its ``K`` nearest parents), run in a child process with a CPU limit (it is erratic on
   the exact ties of slots: a parent of 20 children is 20 identical slots);
-- ``priced-R``: a transport solve with pricing (column generation): a cheap feasible start (blocks of 150 solved
-  once, no repair), the candidate graph of :func:`relanon.multitable.linking.candidates.candidate_arcs` with 8
-  nearest parents, the min-cost flow (integer costs on one scale for the complete graph), then ``R`` rounds: the
-  parents' potentials that prove the flow optimal on its graph (Bellman-Ford on the residual graph), the arcs of
-  negative reduced cost among each child's 16 nearest parents in the space lifted by the potentials, the flow
-  re-solved;
+- ``priced-R``: a cheap feasible start (blocks of 150 solved once, no repair), the candidate graph of
+  :func:`relanon.multitable.linking.candidates.candidate_arcs` with 8 nearest parents, the min-cost flow, then up to
+  ``R`` rounds of exact pricing (:func:`relanon.multitable.linking.pricing.priced_flow`: the parents' potentials
+  proving the flow optimal on its graph, the pairs of negative reduced cost found or proven absent, the flow
+  re-solved);
 - ``exact``: scipy's ``linear_sum_assignment`` on the dense child x slot matrix up to 10,000 children; above, the
-  same column generation run to its proof: every child x parent pair is priced (dense, in chunks) and the flow
-  re-solved until no pair has a negative reduced cost (the exact optimum of the integer costs, within 1e-7 of the
-  true one).
+  ``priced`` solve run to its proof (no pair left with a negative reduced cost: the exact optimum of the integer
+  costs, within 1e-7 of the true one).
+
+The instances are clustered ones (``--sizes``, ``--seeds``) or, with ``--demo SCALE``, the demo's own
+``linear_sum`` links above 10,000 children (their released parents and children placed in the link's parent space,
+each parent's count its released children).
 
 Every solver runs in its own process (peak memory and CPU seconds are its own); the figures are CPU seconds
 (stable on a loaded machine) and wall seconds.
@@ -33,6 +36,7 @@ Every solver runs in its own process (peak memory and CPU seconds are its own); 
     python benchmarks/transport_solvers.py                       # 10k children, 3 seeds, every solver
     python benchmarks/transport_solvers.py --sizes 100000 --seeds 0 --solvers linear_sum blocked
     python benchmarks/transport_solvers.py --sizes 50000 --solvers exact linear_sum priced-1   # exact by pricing
+    python benchmarks/transport_solvers.py --demo 1 --solvers exact linear_sum linear_sum-1      # the demo's links
 """
 
 from __future__ import annotations
@@ -52,14 +56,15 @@ from scipy.spatial.distance import cdist
 
 from relanon.engine.neighbours import cross_neighbours
 from relanon.multitable import linking
-from relanon.multitable.linking import candidates, repair
+from relanon.multitable.linking import candidates, pricing, repair
 from relanon.multitable.linking.inputs import worker_count
 
-SOLVERS = ("exact", "linear_sum", "blocked", "priced-0", "priced-1", "priced-3", "nearest-8", "nearest-16",
-           "sparse-8")
+SOLVERS = ("exact", "linear_sum", "linear_sum-1", "linear_sum-3", "blocked", "priced-1", "priced-3", "nearest-8",
+           "nearest-16", "sparse-8")
 CPU_LIMIT = 600  # seconds of CPU a solver may take on one instance
 RESOLUTION = 2**20
 DENSE_EXACT = 10_000  # children: scipy's dense exact solve up to this size, the priced proof above
+PROOF_ROUNDS = 1_000  # pricing rounds the exact solve may take above DENSE_EXACT (it stops at the proof)
 
 
 def candidate_arcs(children, parents, counts, k: int):
@@ -144,136 +149,18 @@ def sparse_matching(children, parents, counts, k: int) -> np.ndarray:
     return np.repeat(live, counts[live])[slot]
 
 
-class PricedFlow:
-    """Min-cost flow on a growing set of arcs with integer costs on one scale (the bounding box's diagonal costs
-    ``2**24``), the potentials proving each flow optimal on its arcs, and the pricing of new arcs."""
-
-    def __init__(self, children, parents, counts, tails, heads):
-        self.children, self.parents, self.counts = children, parents, counts
-        low = np.minimum(children.min(axis=0), parents.min(axis=0))
-        high = np.maximum(children.max(axis=0), parents.max(axis=0))
-        self.scale = 2**24 / max(float(np.linalg.norm(high - low)), 1e-300)
-        self.tails, self.heads = np.empty(0, np.int64), np.empty(0, np.int64)
-        self.add(tails, heads)
-
-    def cost(self, tails, heads):
-        return np.round(np.linalg.norm(self.children[tails] - self.parents[heads], axis=1) * self.scale).astype(np.int64)
-
-    def add(self, tails, heads):
-        tails, heads = np.concatenate([self.tails, tails]), np.concatenate([self.heads, heads])
-        _, first = np.unique(tails * len(self.parents) + heads, return_index=True)
-        self.tails, self.heads = tails[first], heads[first]
-        self.costs = self.cost(self.tails, self.heads)
-
-    def solve(self) -> np.ndarray:
-        from ortools.graph.python import min_cost_flow as mcf
-
-        n, live = len(self.children), np.flatnonzero(self.counts > 0)
-        node = np.full(len(self.counts), -1, dtype=np.int64)
-        node[live] = n + np.arange(len(live))
-        graph = mcf.SimpleMinCostFlow()
-        arcs = graph.add_arcs_with_capacity_and_unit_cost(self.tails, node[self.heads],
-                                                          np.ones(len(self.tails), np.int64), self.costs)
-        graph.set_nodes_supplies(np.arange(n + len(live)),
-                                 np.concatenate([np.ones(n, np.int64), -self.counts[live].astype(np.int64)]))
-        if graph.solve() != graph.OPTIMAL:
-            raise RuntimeError("min-cost flow: no feasible flow on the arcs")
-        used = graph.flows(arcs) > 0
-        self.parent = np.empty(n, dtype=np.int64)
-        self.parent[self.tails[used]] = self.heads[used]
-        return self.parent
-
-    def prices(self) -> np.ndarray:
-        """Parent potentials h >= 0: each child's parent minimizes cost(c, p) + h[p] over its arcs (shortest paths
-        in the graph of parents where moving a child from its parent to p costs cost(c, p) - cost(c, parent))."""
-        parent, tails, heads, costs = self.parent, self.tails, self.heads, self.costs
-        assigned = heads == parent[tails]
-        base = np.zeros(len(parent), dtype=np.int64)
-        base[tails[assigned]] = costs[assigned]
-        source, target, weight = parent[tails[~assigned]], heads[~assigned], costs[~assigned] - base[tails[~assigned]]
-        order = np.argsort(source, kind="stable")
-        source, target, weight = source[order], target[order], weight[order]
-        first = np.searchsorted(source, np.arange(len(self.parents) + 1))
-        distance = np.zeros(len(self.parents), dtype=np.int64)
-        active = np.unique(source)
-        while active.size:  # Bellman-Ford from the parents whose distance fell: an optimal flow has no negative cycle
-            lengths = first[active + 1] - first[active]
-            arc = np.repeat(first[active] - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
-            reached = distance[source[arc]] + weight[arc]
-            better = reached < distance[target[arc]]
-            np.minimum.at(distance, target[arc][better], reached[better])
-            active = np.unique(target[arc][better])
-        return distance.max() - distance
-
-    def own_values(self, prices):
-        return self.cost(np.arange(len(self.children)), self.parent) + prices[self.parent]
-
-    def violations(self, prices, *, best: int = 4, bands: int = 16, k: int = 8):
-        """Each child's ``best`` arcs of most negative reduced cost ``cost(c, p) + h[p] - own[c]``, found for every
-        child or proven absent, and the number of tree answers it took.
-
-        The parents are cut into ``bands`` bands of prices; in a band of lowest price ``low``, a parent at distance
-        ``d`` is placed at height ``(h[p] - low) / scale`` above the children's space, so that its distance to a
-        child there, ``sqrt(d**2 + (h - low)**2)``, is at most ``d + h - low``: when a child's ``k``-th nearest in
-        the band is at least ``own[c] - low`` away (in cost units), no parent of the band beyond those ``k`` has a
-        negative reduced cost. A child not yet proven asks for four times as many, until proven or holding ``best``
-        violations."""
-        from scipy.spatial import cKDTree
-
-        n, live = len(self.children), np.flatnonzero(self.counts > 0)
-        low_all = prices[live].min()
-        own = self.own_values(prices) - low_all
-        height = prices[live] - low_all
-        order = np.argsort(height, kind="stable")
-        found_tails, found_heads, found_gains, answers = [], [], [], 0
-        for band in np.array_split(order, min(bands, len(order))):
-            low = height[band].min()
-            tree = cKDTree(np.column_stack([self.parents[live[band]], (height[band] - low) / self.scale]))
-            asked, width = np.flatnonzero(own - low > 0), k
-            while asked.size:
-                width = min(width, len(band))
-                distance, nearest = tree.query(np.column_stack([self.children[asked], np.zeros(len(asked))]),
-                                               k=width, workers=-1)
-                distance, nearest = distance.reshape(len(asked), -1), nearest.reshape(len(asked), -1)
-                answers += nearest.size
-                tails, heads = np.repeat(asked, width), live[band[nearest.ravel()]]
-                gain = self.cost(tails, heads) + prices[heads] - low_all - own[tails]
-                negative = gain < 0
-                found_tails.append(tails[negative])
-                found_heads.append(heads[negative])
-                found_gains.append(gain[negative])
-                # rounding moves a cost by half a unit: proven when the k-th is a unit beyond
-                proven = (distance[:, -1] * self.scale >= own[asked] - low + 1) | (width == len(band))
-                enough = np.bincount(tails[negative], minlength=n)[asked] >= best
-                asked, width = asked[~proven & ~enough], 4 * width
-        tails, heads, gains = (np.concatenate(found_tails), np.concatenate(found_heads),
-                               np.concatenate(found_gains))
-        order = np.lexsort((heads, gains, tails))
-        tails, heads = tails[order], heads[order]
-        rank = np.arange(len(tails)) - np.searchsorted(tails, tails)
-        return tails[rank < best], heads[rank < best], answers
-
-
-def cheap_start_graph(children, parents, counts):
+def cheap_start_arcs(children, parents, counts):
     """Blocks of 150 solved once (a feasible start) and the candidate arcs of 8 nearest parents around it."""
     slots = np.repeat(np.arange(len(parents)), counts)
     start = slots[repair.solve_blocked(children, parents[slots], 150, 0, worker_count(None), np.random.default_rng(0))]
     tails, heads, _ = candidates.candidate_arcs(children, parents, counts, start, k=8)
-    return PricedFlow(children, parents, counts, tails, heads)
+    return tails, heads
 
 
-def priced(children, parents, counts, rounds: int | None) -> tuple[np.ndarray, int]:
-    """The cheap start's flow, then pricing rounds until none finds a violation (the flow is then optimal among
-    every child x parent pair: proven) or after ``rounds`` rounds; returns the assignment and the rounds run."""
-    flow = cheap_start_graph(children, parents, counts)
-    assignment, done = flow.solve(), 0
-    while rounds is None or done < rounds:
-        tails, heads, _ = flow.violations(flow.prices())
-        if len(tails) == 0:
-            break
-        flow.add(tails, heads)
-        assignment, done = flow.solve(), done + 1
-    return assignment, done
+def priced(children, parents, counts, rounds: int) -> tuple[np.ndarray, bool]:
+    """The cheap start's flow, then up to ``rounds`` pricing rounds (:func:`pricing.priced_flow`); returns the
+    assignment and whether it is proven optimal among every pair."""
+    return pricing.priced_flow(children, parents, counts, *cheap_start_arcs(children, parents, counts), rounds)
 
 
 def exact(children, parents, counts) -> np.ndarray:
@@ -331,11 +218,14 @@ def run_one(solver: str, name: str, seed: int) -> dict:
     if solver == "exact" and len(children) <= DENSE_EXACT:
         assignment = exact(children, parents, counts)
     elif solver == "exact":
-        assignment, extra["solves"] = priced(children, parents, counts, None)
+        assignment, proven = priced(children, parents, counts, PROOF_ROUNDS)
+        if not proven:
+            raise AssertionError(f"exact: no proof after {PROOF_ROUNDS} pricing rounds")
     elif solver.startswith("priced-"):
-        assignment, extra["solves"] = priced(children, parents, counts, int(solver.split("-")[1]))
-    elif solver == "linear_sum":
-        assignment = linking.match_linear_sum(children, parents, counts, random_state=seed)
+        assignment, extra["proven"] = priced(children, parents, counts, int(solver.split("-")[1]))
+    elif solver.startswith("linear_sum"):
+        rounds = int(solver.split("-")[1]) if "-" in solver else 0
+        assignment = linking.match_linear_sum(children, parents, counts, random_state=seed, pricing_rounds=rounds)
     elif solver == "blocked":
         size, passes = linking.blocked_settings(len(children))
         slots = np.repeat(np.arange(len(parents)), counts)
@@ -382,15 +272,16 @@ def compare(solvers, name: str, seeds) -> None:
                                   capture_output=True, text=True)
             if done.returncode:
                 reason = "CPU limit" if done.returncode in (-24, 152) else done.stderr.strip().splitlines()[-1:]
-                print(f"{label}n={name if not label else '-'} seed={seed} {solver:<9} failed ({reason})", flush=True)
+                print(f"{label}n={name if not label else '-'} seed={seed} {solver:<12} failed ({reason})", flush=True)
                 continue
             results[solver] = json.loads(done.stdout.strip().splitlines()[-1])
             best = results.get("exact", {}).get("total")
             r = results[solver]
             gap = f"{100 * (r['total'] / best - 1):6.3f} %" if best else "   -    "
-            print(f"{label}n={r['n']:,} seed={seed} {solver:<9} total {r['total']:14.3f}  gap to exact {gap}  "
+            print(f"{label}n={r['n']:,} seed={seed} {solver:<12} total {r['total']:14.3f}  gap to exact {gap}  "
                   f"cpu {r['cpu']:7.1f} s  wall {r['wall']:7.1f} s  {r['max_rss_mb']:6.0f} MB"
-                  + (f"  solves {r['solves']}" if "solves" in r else ""), flush=True)
+                  + (f"  solves {r['solves']}" if "solves" in r else "")
+                  + (f"  {'proven optimal' if r['proven'] else 'not proven'}" if "proven" in r else ""), flush=True)
 
 
 if __name__ == "__main__":
