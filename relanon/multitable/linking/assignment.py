@@ -185,8 +185,7 @@ def match_linear_sum(
         stages = []  # the groups of the blocks and repairs, learnt when they are cut
 
         def blocked(done, groups):
-            flow = int(np.ceil(FLOW_SHARE * groups))
-            stages[:] = [groups + int(np.ceil(ARCS_SHARE * groups)) + flow * i for i in range(pricing_rounds + 2)]
+            stages[:] = [groups + int(np.ceil((ARCS_SHARE + FLOW_SHARE * i) * groups)) for i in range(pricing_rounds + 2)]
             report(done, stages[-1])
 
         start = slot_parent[solve_blocked(children, slot_points, size, passes, workers, rng, blocked)]
