@@ -88,6 +88,19 @@ def test_linear_sum_reports_every_block_repair_pass_arcs_and_flow():
     assert [done for done, _ in calls] == [*range(1, groups + 1), arcs, total]
 
 
+def test_linear_sum_counts_each_pricing_round_as_a_flow():
+    rng = np.random.default_rng(0)
+    parents, children = rng.normal(size=(300, 2)), rng.normal(size=(3000, 2))
+    calls = []
+    match_linear_sum(children, parents, np.full(300, 10), random_state=0, block_size=500, repair_passes=2, n_jobs=1,
+                     pricing_rounds=2, progress=lambda done, total: calls.append((done, total)))
+    groups = 8 * 3
+    total = groups + int(np.ceil((ARCS_SHARE + 3 * FLOW_SHARE) * groups))  # the flow and two rounds
+    assert {t for _, t in calls} == {total}
+    done = [d for d, _ in calls]
+    assert done == sorted(done) and done[-1] == total
+
+
 def test_small_links_report_one_exact_solve():
     calls = []
     match_linear_sum([[0.0], [0.2], [5.0]], [[0.0], [5.0]], [1, 2], progress=lambda d, t: calls.append((d, t)))
