@@ -103,10 +103,11 @@ def solve_blocks(client, base, n_children_parts: int, n_slot_parts: int, n_linke
     the repairs re-solve only the small groups that straddle a border between blocks. ``progress(done, total)``
     is called as each block, then each group of a repair, is solved."""
     size, passes = linking.blocked_settings(n_linked)
+    flow = linking.uses_flow(n_linked)
     n_blocks = math.ceil(n_linked / block_children)
     if n_blocks <= 1:
         gather_counted(client, [client.submit(_solve, str(folder(base, "children")), str(folder(base, "slots")), None,
-                                              size, passes, partition_generator(seed, "block", 0),
+                                              size, passes, flow, partition_generator(seed, "block", 0),
                                               str(folder(base, "assign-0")), pure=False)], progress, 0, 1)
         return "assign-0", 1
     total = n_blocks * (1 + REPAIR_PASSES)  # every repair cuts as many groups as there are blocks
@@ -119,7 +120,7 @@ def solve_blocks(client, base, n_children_parts: int, n_slot_parts: int, n_linke
         _route(client, [str(part(folder(base, side), i)) for i in range(count)], tree, None, block_children,
                str(folder(base, f"blocks-{side}")))
     gather_counted(client, [client.submit(_solve, str(folder(base, "blocks-children")), str(folder(base, "blocks-slots")),
-                                          g, size, passes, partition_generator(seed, "block", g),
+                                          g, size, passes, flow, partition_generator(seed, "block", g),
                                           str(folder(base, "assign-0")), pure=False)
                             for g in range(n_blocks)], from_(0))
     assigned = ("assign-0", n_blocks)
@@ -237,9 +238,10 @@ def _send(path, tree, rotation, offsets, size: int, directory, index: int):
     return split_rows(frame, rank // size, directory, index)
 
 
-def _solve(children_dir, slots_dir, group, size: int, passes: int, rng, directory) -> int:
+def _solve(children_dir, slots_dir, group, size: int, passes: int, flow: bool, rng, directory) -> int:
     """One block (``group``; None: every child and slot) matched at minimum total distance, in the local
-    engine's blocks of ``size`` children with ``passes`` repair passes."""
+    engine's blocks of ``size`` children with ``passes`` repair passes, improved by the minimum-cost flow when
+    ``flow``."""
     if group is None:
         children, slots = read_parts(parts_of(children_dir)), read_parts(parts_of(slots_dir))
         group = 0
@@ -250,7 +252,7 @@ def _solve(children_dir, slots_dir, group, size: int, passes: int, rng, director
     parent_coords = np.zeros((len(parents), slot_coords.shape[1]))
     parent_coords[inverse.reshape(-1)] = slot_coords
     chosen = linking.match_linear_sum(_coords(children, "c"), parent_coords, counts, random_state=rng,
-                                      block_size=size, repair_passes=passes)
+                                      block_size=size, repair_passes=passes, flow=flow)
     rows = pd.DataFrame({POS: children[POS].to_numpy(), PARENT: parents[chosen],
                          BLOCK: np.full(len(children), group, dtype=np.int64)})
     rows = _with_coords(rows, _coords(children, "c"), "c")
