@@ -9,9 +9,12 @@
 2. *Blocks.* Children and slots are ranked along the cells of a tree fitted on a seeded sample of the
    children (:mod:`relanon.multitable.linking.blocks`) and cut at the same ranks into blocks of
    :data:`BLOCK_CHILDREN` children and as many slots; each block is solved on a worker with
-   :func:`relanon.multitable.linking.match_linear_sum`, in the small groups and with the repair passes one
-   machine uses for the whole link (:func:`relanon.multitable.linking.blocked_settings`): the same work per
-   child as the local engine.
+   :func:`relanon.multitable.linking.match_linear_sum` with the settings one machine uses for the whole link:
+   its small groups and repair passes (:func:`relanon.multitable.linking.blocked_settings`), and the
+   minimum-cost flow after them only when the whole link is small enough for one machine to run it
+   (:func:`relanon.multitable.linking.uses_flow`), in every block or in none. The work per child is the
+   local engine's: a block of a link too large for the flow costs a third of the time it takes with the
+   flow (``benchmarks/block_flow.py``: 200,000 children, blocks of 150 and 5 passes).
 3. *Border repairs.* :data:`REPAIR_PASSES` times, the children are regrouped along a randomly rotated cut
    into groups of :data:`BLOCK_CHILDREN`; in each, the children near a border between blocks (those of the
    groups of ``BAND`` small groups that mix blocks: :func:`relanon.multitable.linking.border_band`) are
@@ -99,7 +102,9 @@ def solve_blocks(client, base, n_children_parts: int, n_slot_parts: int, n_linke
     repair the blocks' borders; returns the folder of ``base`` holding the pairs and its number of parts.
 
     Every block is solved with the block size and repair passes one machine uses for the whole link
-    (:func:`relanon.multitable.linking.blocked_settings`), so the work per child is the local engine's;
+    (:func:`relanon.multitable.linking.blocked_settings`), and with the minimum-cost flow only when one machine
+    would run it on the whole link (:func:`relanon.multitable.linking.uses_flow`), so the work per child is the
+    local engine's;
     the repairs re-solve only the small groups that straddle a border between blocks. ``progress(done, total)``
     is called as each block, then each group of a repair, is solved."""
     size, passes = linking.blocked_settings(n_linked)
