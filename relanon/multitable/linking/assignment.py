@@ -52,6 +52,7 @@ from relanon.multitable.linking.inputs import (
     generator,
     link_coordinates,
     optional_count,
+    optional_flag,
     validated_counts,
     worker_count,
 )
@@ -62,6 +63,19 @@ from relanon.multitable.linking.transport import solve_transport
 EXACT_LIMIT = 2_000
 FLOW_LIMIT = 200_000
 """Largest link whose blocked assignment is improved by the minimum-cost flow on its candidate graph."""
+
+
+def uses_flow(n_children: int) -> bool:
+    """Whether :func:`match_linear_sum` improves the blocked assignment of a link of ``n_children`` by the
+    minimum-cost flow (up to :data:`FLOW_LIMIT` children). The Dask engine decides it on the whole link and
+    solves its blocks accordingly.
+
+    Examples
+    --------
+    >>> uses_flow(100_000), uses_flow(1_000_000)
+    (True, False)
+    """
+    return n_children <= FLOW_LIMIT
 ARCS_SHARE, FLOW_SHARE = 0.15, 0.3
 """The time of the candidate arcs and of the minimum-cost flow, as shares of the time of the blocks and repairs,
 so that the progress counts them in groups solved and its time left holds. Measured on one thread
@@ -112,6 +126,7 @@ def match_linear_sum(
     exact_limit: int = EXACT_LIMIT,
     block_size: int | None = None,
     repair_passes: int | None = None,
+    flow: bool | None = None,
     pricing_rounds: int = 0,
     progress=None,
 ) -> np.ndarray:
@@ -137,16 +152,22 @@ def match_linear_sum(
     repair_passes : int or None
         Exact re-solves along other cuts after the blocks (default 6; 5 above 200,000 children; each
         never raises the total).
+    flow : bool or None
+        Whether the blocked assignment is then improved by the minimum-cost flow on its candidate graph
+        (default: up to :data:`FLOW_LIMIT` children, :func:`uses_flow`). The Dask engine gives each of its
+        blocks the decision of the whole link, as it gives them its ``block_size`` and ``repair_passes``.
     pricing_rounds : int
         Rounds of exact pricing after the minimum-cost flow (default 0): each adds the arcs that would lower the
         total under the flow's parent potentials and re-solves, and the rounds stop early once none is left (the
-        assignment is then proven optimal among every child x parent pair). A positive number also runs the flow
-        above :data:`FLOW_LIMIT` children. See :mod:`relanon.multitable.linking.pricing`.
+        assignment is then proven optimal among every child x parent pair). A positive number runs the flow
+        whatever the number of children (``flow=False`` then refuses it). See
+        :mod:`relanon.multitable.linking.pricing`.
     progress : callable, optional
         Called as ``progress(done, total)`` as groups of children are solved (the blocks, then each
         repair pass's groups), then as the candidate arcs, the minimum-cost flow and each pricing round are
         done (counted in groups, by :data:`ARCS_SHARE` and :data:`FLOW_SHARE` of the groups, a round as a
-        flow); the last call has ``done == total``. A :class:`relanon.common.progress.Progress` step draws it as a bar.
+        flow); the last call has ``done == total``. A :class:`relanon.common.progress.Progress` step draws it
+        as a bar.
 
     Returns
     -------
@@ -163,7 +184,11 @@ def match_linear_sum(
     exact_limit = as_count(exact_limit, "exact_limit")
     block_size = optional_count(block_size, "block_size", minimum=2)
     repair_passes = optional_count(repair_passes, "repair_passes")
+    flow = optional_flag(flow, "flow")
     pricing_rounds = as_count(pricing_rounds, "pricing_rounds")
+    if pricing_rounds and flow is False:
+        raise ParameterError(f"pricing_rounds={pricing_rounds} prices the minimum-cost flow, but flow=False leaves it "
+                             "out: pass flow=None or True, or pricing_rounds=0")
     workers = worker_count(n_jobs)
     rng = generator(random_state)
 
@@ -180,7 +205,7 @@ def match_linear_sum(
     else:
         size = block_size or BLOCK_SIZE[n > LARGE]
         passes = REPAIR_PASSES[n > LARGE] if repair_passes is None else repair_passes
-        if n > FLOW_LIMIT and not pricing_rounds:
+        if not (uses_flow(n) or pricing_rounds > 0 if flow is None else flow):
             return slot_parent[solve_blocked(children, slot_points, size, passes, workers, rng, report)]
         stages = []  # the groups of the blocks and repairs, learnt when they are cut
 
