@@ -31,6 +31,8 @@ BEST_VIOLATIONS = 4
 """Arcs a pricing round adds per child: its violations of most negative reduced cost."""
 FIRST_NEAREST = 8
 """Lifted parents of a band first asked for each child (four times as many while not proven)."""
+QUERY_VALUES = 2_000_000
+"""Answers of the k-d tree held at once: the children asked are split so that a search stays near 100 MB."""
 
 
 def cost_scale(children: np.ndarray, parents: np.ndarray) -> float:
@@ -103,19 +105,23 @@ def violations(children, parents, counts, parent, prices, scale: float, *, best:
         asked, width = np.flatnonzero(own - low > 0), k  # a child at own <= low gains nothing in this band
         while asked.size:
             width = min(width, len(band))
-            distance, nearest = tree.query(np.column_stack([children[asked], np.zeros(len(asked))]), k=width,
-                                           workers=-1)
-            distance, nearest = distance.reshape(len(asked), width), nearest.reshape(len(asked), width)
-            tails, heads = np.repeat(asked, width), live[band[nearest.ravel()]]
-            gains = integer_costs(children, parents, tails, heads, scale) + prices[heads] - floor - own[tails]
-            negative = gains < 0
-            found_tails.append(tails[negative])
-            found_heads.append(heads[negative])
-            found_gains.append(gains[negative])
-            # a cost is rounded by at most half a unit: proven once the k-th lifted parent is a unit beyond
-            proven = (distance[:, -1] * scale >= own[asked] - low + 1) | (width == len(band))
-            enough = np.bincount(tails[negative], minlength=n)[asked] >= best
-            asked, width = asked[~proven & ~enough], 4 * width
+            unsettled = []
+            for chunk in np.array_split(asked, -(-len(asked) * width // QUERY_VALUES)):  # the answers held at once
+                distance, nearest = tree.query(np.column_stack([children[chunk], np.zeros(len(chunk))]), k=width,
+                                               workers=-1)
+                distance, nearest = distance.reshape(len(chunk), width), nearest.reshape(len(chunk), width)
+                tails, heads = np.repeat(chunk, width), live[band[nearest.ravel()]]
+                gains = integer_costs(children, parents, tails, heads, scale) + prices[heads] - floor - own[tails]
+                negative = gains < 0
+                found_tails.append(tails[negative])
+                found_heads.append(heads[negative])
+                found_gains.append(gains[negative])
+                # a cost is rounded by at most half a unit: proven once the k-th lifted parent is a unit beyond
+                proven = (distance[:, -1] * scale >= own[chunk] - low + 1) | (width == len(band))
+                enough = np.bincount(tails[negative] - chunk[0], minlength=chunk[-1] - chunk[0] + 1)[
+                    chunk - chunk[0]] >= best
+                unsettled.append(chunk[~proven & ~enough])
+            asked, width = np.concatenate(unsettled), 4 * width
     tails, heads, gains = (np.concatenate(found_tails), np.concatenate(found_heads), np.concatenate(found_gains))
     order = np.lexsort((heads, gains, tails))
     tails, heads = tails[order], heads[order]
