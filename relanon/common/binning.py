@@ -121,8 +121,12 @@ class Bins:
         """
         missing = np.asarray(pd.isna(values), dtype=bool).reshape(-1)
         if self.by_value:
-            codes = np.asarray(self.values.get_indexer(_as_index(values)), dtype=np.int64)
-            codes[codes < 0] = len(self.values)  # never held by the original: "other"
+            # the distinct values looked up, not every value: the same codes (values equal as labels share their
+            # distinct value), without hashing a million labels as Python objects
+            distinct_codes, distinct = pd.factorize(_flat(values))
+            found = np.asarray(self.values.get_indexer(_as_index(distinct)), dtype=np.int64)
+            found[found < 0] = len(self.values)  # never held by the original: "other"
+            codes = np.append(found, len(self.values))[distinct_codes]  # missing (-1): set below
         else:
             numbers = np.asarray(values, dtype=np.float64)
             codes = np.searchsorted(self.cuts, numbers, side="left").astype(np.int64)
@@ -161,9 +165,9 @@ def fit_bins(values, *, numeric: bool) -> Bins:
     (7, [0, 4, 7])
     """
     if not numeric:
-        labels = _as_index(values)
-        present = labels[~np.asarray(pd.isna(labels), dtype=bool)]
-        distinct = pd.Index(present.unique())
+        # the distinct labels in their order of appearance, those of the whole column's labels as objects
+        labels = _as_index(pd.unique(_flat(values)))
+        distinct = labels[~np.asarray(pd.isna(labels), dtype=bool)]
         try:
             distinct = distinct.sort_values()
         except TypeError:  # labels that cannot be ordered: keep their order of appearance
@@ -271,11 +275,10 @@ class RowBins:
     def _renumbered(self, codes: np.ndarray, held: np.ndarray) -> np.ndarray:
         """Codes among the ``held`` values (sorted codes of the whole column's bins), then ``other``, then
         ``missing``."""
-        found = np.minimum(np.searchsorted(held, codes), max(len(held) - 1, 0))
-        hit = held[found] == codes if len(held) else np.zeros(len(codes), dtype=bool)
-        out = np.where(hit, found, len(held))
-        out[codes == self.labels + 1] = len(held) + 1
-        return out
+        renumbered = np.full(self.labels + 2, len(held), dtype=np.int64)
+        renumbered[held] = np.arange(len(held))
+        renumbered[self.labels + 1] = len(held) + 1
+        return renumbered[codes]
 
 
 def _value_codes(distinct: np.ndarray, numbers: np.ndarray) -> np.ndarray:
@@ -285,6 +288,16 @@ def _value_codes(distinct: np.ndarray, numbers: np.ndarray) -> np.ndarray:
     codes = np.where(distinct[found] == numbers, found, len(distinct))
     codes[np.isnan(numbers)] = len(distinct) + 1
     return codes.astype(np.int64)
+
+
+def _flat(values):
+    """Labels as a one-dimensional array-like that :func:`pandas.factorize` takes: a Series, Index or pandas
+    array as it is, other values as :func:`_as_index` reads them (a list as objects, not coerced to one type)."""
+    if isinstance(values, pd.Series | pd.Index | pd.api.extensions.ExtensionArray):
+        return values
+    if isinstance(values, np.ndarray):
+        return values.reshape(-1)
+    return np.asarray(values, dtype=object).reshape(-1)
 
 
 def _as_index(values) -> pd.Index:
