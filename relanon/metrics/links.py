@@ -252,12 +252,18 @@ def halves_noise_floor(child, parent, groups, types, n_splits: int = DEFAULT_SPL
 
 def _halves_floor(columns: _JoinColumns, groups, n_splits: int, random_state) -> float:
     """:func:`halves_noise_floor` of the original join's ``columns`` (:meth:`_JoinColumns.halves`)."""
-    parents = np.unique(groups)
+    parents, parent_of = np.unique(groups, return_inverse=True)
     if n_splits <= 0:
         return float("nan")
 
+    def children(halves) -> np.ndarray:
+        """The rows whose parent is one of the parents ``halves`` (positions among ``parents``)."""
+        taken = np.zeros(parents.size, dtype=bool)
+        taken[halves] = True
+        return np.flatnonzero(taken[parent_of])
+
     def score(a, b):
-        first, second = np.flatnonzero(np.isin(groups, parents[a])), np.flatnonzero(np.isin(groups, parents[b]))
+        first, second = children(a), children(b)
         pairs, _ = columns.similarities(first, second)
         return float(np.mean(list(pairs.values()))) if pairs else float("nan")
 

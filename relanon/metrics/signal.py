@@ -280,7 +280,10 @@ def _unseen_share(codes: list) -> float:
         joint = both if joint is None else pd.factorize(joint * np.int64(size) + both)[0]
     if len(joint) == n_o:
         return float("nan")
-    return float(100.0 * (~np.isin(joint[n_o:], joint[:n_o])).mean())
+    # joint codes are positions among the distinct codes (0, 1, ...): those of the original rows marked in a table
+    held = np.zeros(int(joint.max()) + 1, dtype=bool)
+    held[joint[:n_o]] = True
+    return float(100.0 * (~held[joint[n_o:]]).mean())
 
 
 def combination_metrics(original: pd.DataFrame, released: pd.DataFrame, columns, *, floor: bool = True,
