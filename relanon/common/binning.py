@@ -260,12 +260,15 @@ class RowBins:
         """Numbers binned on rows ``original_rows`` (values ``o``) as :func:`fit_bins` bins them: the rows'
         sorted values read off :attr:`order`, a value placed by its position among the distinct ones."""
         rows = None if original_rows is None else np.asarray(original_rows)
-        if rows is None or rows.dtype == bool or (rows.size > 1 and not (np.diff(rows) > 0).all()):
+        if rows is not None and (rows.dtype == bool or (rows.size > 1 and not (np.diff(rows) > 0).all())):
             bins = fit_bins(o, numeric=True)  # rows repeated or unordered: count them as given
             return bins.codes(o), bins.codes(r), bins.n_bins
-        taken = np.zeros(len(self.original), dtype=bool)
-        taken[rows] = True
-        present = self.original[self.order[taken[self.order]]]
+        if rows is None:
+            present = self.original[self.order]
+        else:
+            taken = np.zeros(len(self.original), dtype=bool)
+            taken[rows] = True
+            present = self.original[self.order[taken[self.order]]]
         if present.size == 0:
             bins = fit_bins(o, numeric=True)
             return bins.codes(o), bins.codes(r), bins.n_bins
@@ -283,8 +286,8 @@ class RowBins:
         every[self.order] = code(self.original[self.order])
         every[self.infinite] = code(self.original[self.infinite])
         if self.released is self.original:  # two halves of the original: both sides read off the same codes
-            return every[rows], _rows(every, released_rows), bins.n_bins
-        return every[rows], code(r), bins.n_bins
+            return _rows(every, rows), _rows(every, released_rows), bins.n_bins
+        return _rows(every, rows), code(r), bins.n_bins
 
     def _renumbered(self, codes: np.ndarray, held: np.ndarray) -> np.ndarray:
         """Codes among the ``held`` values (sorted codes of the whole column's bins), then ``other``, then

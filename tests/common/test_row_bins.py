@@ -33,6 +33,18 @@ def test_number_codes_of_halves_are_those_of_bins_fitted_on_the_half(name):
         assert np.array_equal(r, bins.codes(values[b])) and n_bins == bins.n_bins
 
 
+@pytest.mark.parametrize("name", ["doses", "heights", "missing"])
+def test_number_codes_of_every_row_are_those_of_bins_fitted_on_the_column(name):
+    values = columns()[name]
+    released = np.concatenate([values[::-1][:500], [12.0, np.nan, 1e308, -np.inf]])
+    bins = fit_bins(values, numeric=True)
+    o, r, n_bins = RowBins(values, released, numeric=True).codes()
+    assert n_bins == bins.n_bins
+    assert np.array_equal(o, bins.codes(values)) and np.array_equal(r, bins.codes(released))
+    o, r, _ = RowBins(values, numeric=True).halves().codes(None, np.arange(0, len(values), 3))
+    assert np.array_equal(o, bins.codes(values)) and np.array_equal(r, bins.codes(values[::3]))
+
+
 def test_repeated_or_unordered_rows_count_as_given():
     values = columns()["heights"]
     rows = np.array([5, 5, 5, 9, 2, 40, 41, 42, 43, 44, 45, 46, 47])
