@@ -296,7 +296,8 @@ def _correlation_similarity(r_o: float, r_r: float) -> float:
 
 def _pearson(a: np.ndarray, b: np.ndarray) -> float:
     keep = ~(np.isnan(a) | np.isnan(b))
-    a, b = a[keep], b[keep]
+    if not keep.all():  # no copy of two full columns
+        a, b = a[keep], b[keep]
     if a.size < 2 or a.std() == 0 or b.std() == 0:
         return float("nan")
     return float(np.corrcoef(a, b)[0, 1])
