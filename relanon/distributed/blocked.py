@@ -9,9 +9,12 @@
 2. *Blocks.* Children and slots are ranked along the cells of a tree fitted on a seeded sample of the
    children (:mod:`relanon.multitable.linking.blocks`) and cut at the same ranks into blocks of
    :data:`BLOCK_CHILDREN` children and as many slots; each block is solved on a worker with
-   :func:`relanon.multitable.linking.match_linear_sum`, in the small groups and with the repair passes one
-   machine uses for the whole link (:func:`relanon.multitable.linking.blocked_settings`): the same work per
-   child as the local engine.
+   :func:`relanon.multitable.linking.match_linear_sum` with the settings one machine uses for the whole link:
+   its small groups and repair passes (:func:`relanon.multitable.linking.blocked_settings`), and the
+   minimum-cost flow after them only when the whole link is small enough for one machine to run it
+   (:func:`relanon.multitable.linking.uses_flow`), in every block or in none. The work per child is the
+   local engine's: a block of a link too large for the flow costs a third of the time it takes with the
+   flow (``benchmarks/block_flow.py``: 200,000 children, blocks of 150 and 5 passes).
 3. *Border repairs.* :data:`REPAIR_PASSES` times, the children are regrouped along a randomly rotated cut
    into groups of :data:`BLOCK_CHILDREN`; in each, the children near a border between blocks (those of the
    groups of ``BAND`` small groups that mix blocks: :func:`relanon.multitable.linking.border_band`) are
@@ -99,14 +102,17 @@ def solve_blocks(client, base, n_children_parts: int, n_slot_parts: int, n_linke
     repair the blocks' borders; returns the folder of ``base`` holding the pairs and its number of parts.
 
     Every block is solved with the block size and repair passes one machine uses for the whole link
-    (:func:`relanon.multitable.linking.blocked_settings`), so the work per child is the local engine's;
+    (:func:`relanon.multitable.linking.blocked_settings`), and with the minimum-cost flow only when one machine
+    would run it on the whole link (:func:`relanon.multitable.linking.uses_flow`), so the work per child is the
+    local engine's;
     the repairs re-solve only the small groups that straddle a border between blocks. ``progress(done, total)``
     is called as each block, then each group of a repair, is solved."""
     size, passes = linking.blocked_settings(n_linked)
+    flow = linking.uses_flow(n_linked)
     n_blocks = math.ceil(n_linked / block_children)
     if n_blocks <= 1:
         gather_counted(client, [client.submit(_solve, str(folder(base, "children")), str(folder(base, "slots")), None,
-                                              size, passes, partition_generator(seed, "block", 0),
+                                              size, passes, flow, partition_generator(seed, "block", 0),
                                               str(folder(base, "assign-0")), pure=False)], progress, 0, 1)
         return "assign-0", 1
     total = n_blocks * (1 + REPAIR_PASSES)  # every repair cuts as many groups as there are blocks
@@ -119,7 +125,7 @@ def solve_blocks(client, base, n_children_parts: int, n_slot_parts: int, n_linke
         _route(client, [str(part(folder(base, side), i)) for i in range(count)], tree, None, block_children,
                str(folder(base, f"blocks-{side}")))
     gather_counted(client, [client.submit(_solve, str(folder(base, "blocks-children")), str(folder(base, "blocks-slots")),
-                                          g, size, passes, partition_generator(seed, "block", g),
+                                          g, size, passes, flow, partition_generator(seed, "block", g),
                                           str(folder(base, "assign-0")), pure=False)
                             for g in range(n_blocks)], from_(0))
     assigned = ("assign-0", n_blocks)
@@ -237,9 +243,10 @@ def _send(path, tree, rotation, offsets, size: int, directory, index: int):
     return split_rows(frame, rank // size, directory, index)
 
 
-def _solve(children_dir, slots_dir, group, size: int, passes: int, rng, directory) -> int:
+def _solve(children_dir, slots_dir, group, size: int, passes: int, flow: bool, rng, directory) -> int:
     """One block (``group``; None: every child and slot) matched at minimum total distance, in the local
-    engine's blocks of ``size`` children with ``passes`` repair passes."""
+    engine's blocks of ``size`` children with ``passes`` repair passes, improved by the minimum-cost flow when
+    ``flow``."""
     if group is None:
         children, slots = read_parts(parts_of(children_dir)), read_parts(parts_of(slots_dir))
         group = 0
@@ -250,7 +257,7 @@ def _solve(children_dir, slots_dir, group, size: int, passes: int, rng, director
     parent_coords = np.zeros((len(parents), slot_coords.shape[1]))
     parent_coords[inverse.reshape(-1)] = slot_coords
     chosen = linking.match_linear_sum(_coords(children, "c"), parent_coords, counts, random_state=rng,
-                                      block_size=size, repair_passes=passes)
+                                      block_size=size, repair_passes=passes, flow=flow)
     rows = pd.DataFrame({POS: children[POS].to_numpy(), PARENT: parents[chosen],
                          BLOCK: np.full(len(children), group, dtype=np.int64)})
     rows = _with_coords(rows, _coords(children, "c"), "c")

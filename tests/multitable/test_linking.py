@@ -291,6 +291,7 @@ def test_threads_give_the_same_assignment():
         (([[0.0]], [[0.0]], [1]), {"n_jobs": 0}, "n_jobs must be"),
         (([[0.0]], [[0.0]], [1]), {"exact_limit": -1}, "exact_limit must be an integer of at least 0"),
         (([[0.0]], [[0.0]], [1]), {"block_size": 1}, "block_size must be an integer of at least 2"),
+        (([[0.0]], [[0.0]], [1]), {"flow": "yes"}, "flow must be True, False or None, got 'yes'"),
         (([[0.0]], [[0.0]], [1]), {"random_state": "seven"}, "random_state must be"),
     ],
 )

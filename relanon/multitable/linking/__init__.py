@@ -24,6 +24,7 @@ from relanon.multitable.linking.assignment import (
     match_minimum_distance,
     match_original_order,
     total_distance,
+    uses_flow,
 )
 from relanon.multitable.linking.counts import (
     allocate_counts,
@@ -52,4 +53,5 @@ __all__ = [
     "repair_assignment",
     "repair_borders",
     "total_distance",
+    "uses_flow",
 ]

@@ -46,6 +46,7 @@ from relanon.multitable.linking.inputs import (
     generator,
     link_coordinates,
     optional_count,
+    optional_flag,
     validated_counts,
     worker_count,
 )
@@ -55,6 +56,19 @@ from relanon.multitable.linking.transport import solve_transport
 EXACT_LIMIT = 2_000
 FLOW_LIMIT = 200_000
 """Largest link whose blocked assignment is improved by the minimum-cost flow on its candidate graph."""
+
+
+def uses_flow(n_children: int) -> bool:
+    """Whether :func:`match_linear_sum` improves the blocked assignment of a link of ``n_children`` by the
+    minimum-cost flow (up to :data:`FLOW_LIMIT` children). The Dask engine decides it on the whole link and
+    solves its blocks accordingly.
+
+    Examples
+    --------
+    >>> uses_flow(100_000), uses_flow(1_000_000)
+    (True, False)
+    """
+    return n_children <= FLOW_LIMIT
 ARCS_SHARE, FLOW_SHARE = 0.15, 0.3
 """The time of the candidate arcs and of the minimum-cost flow, as shares of the time of the blocks and repairs,
 so that the progress counts them in groups solved and its time left holds. Measured on one thread
@@ -105,6 +119,7 @@ def match_linear_sum(
     exact_limit: int = EXACT_LIMIT,
     block_size: int | None = None,
     repair_passes: int | None = None,
+    flow: bool | None = None,
     progress=None,
 ) -> np.ndarray:
     """Assign children to parents, parent ``p`` receiving exactly ``counts[p]`` of them, at
@@ -129,6 +144,10 @@ def match_linear_sum(
     repair_passes : int or None
         Exact re-solves along other cuts after the blocks (default 6; 5 above 200,000 children; each
         never raises the total).
+    flow : bool or None
+        Whether the blocked assignment is then improved by the minimum-cost flow on its candidate graph
+        (default: up to :data:`FLOW_LIMIT` children, :func:`uses_flow`). The Dask engine gives each of its
+        blocks the decision of the whole link, as it gives them its ``block_size`` and ``repair_passes``.
     progress : callable, optional
         Called as ``progress(done, total)`` as groups of children are solved (the blocks, then each
         repair pass's groups), then as the candidate arcs and the minimum-cost flow are done (counted in
@@ -150,6 +169,7 @@ def match_linear_sum(
     exact_limit = as_count(exact_limit, "exact_limit")
     block_size = optional_count(block_size, "block_size", minimum=2)
     repair_passes = optional_count(repair_passes, "repair_passes")
+    flow = optional_flag(flow, "flow")
     workers = worker_count(n_jobs)
     rng = generator(random_state)
 
@@ -166,7 +186,7 @@ def match_linear_sum(
     else:
         size = block_size or BLOCK_SIZE[n > LARGE]
         passes = REPAIR_PASSES[n > LARGE] if repair_passes is None else repair_passes
-        if n > FLOW_LIMIT:
+        if not (uses_flow(n) if flow is None else flow):
             return slot_parent[solve_blocked(children, slot_points, size, passes, workers, rng, report)]
         stages = []  # the groups of the blocks and repairs, learnt when they are cut
 

@@ -93,6 +93,13 @@ def optional_count(value, name: str, minimum: int = 0) -> int | None:
     return None if value is None else as_count(value, name, minimum)
 
 
+def optional_flag(value, name: str) -> bool | None:
+    """``None``, ``True`` or ``False`` (numpy booleans too), or an error naming the argument."""
+    if value is None or isinstance(value, bool | np.bool_):
+        return None if value is None else bool(value)
+    raise ParameterError(f"{name} must be True, False or None, got {value!r}")
+
+
 def generator(random_state) -> np.random.Generator:
     """A numpy Generator from ``random_state``: an integer, a SeedSequence, a Generator, or None (fresh entropy)."""
     try:
