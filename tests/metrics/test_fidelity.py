@@ -25,6 +25,8 @@ from relanon.metrics.signal import (
     combination_shares,
     correlation_difference_ratio,
     hellinger_distance,
+    hellinger_distances,
+    hellinger_metric,
     signal,
 )
 
@@ -413,3 +415,20 @@ def test_unseen_share_counts_released_codes_the_original_never_holds():
     expected = 100.0 * np.mean([pair not in seen for pair in zip(r[0].tolist(), r[1].tolist(), strict=True)])
     assert _unseen_share([(o[0], r[0], 7), (o[1], r[1], 5)]) == pytest.approx(expected, abs=1e-12)
     assert _unseen_share([(o[0], r[0], 7)]) == pytest.approx(100.0 * np.mean(~np.isin(r[0], o[0])), abs=1e-12)
+
+
+def test_hellinger_metric_with_its_floor_gives_each_column_its_own_distance():
+    # the columns binned once for the release and the floor's halves: the distances of the columns one by one
+    rng = np.random.default_rng(6)
+    original = pd.DataFrame({"x": rng.normal(size=600), "d": rng.choice([1.0, 2.5, 4.0], 600),
+                             "g": rng.choice(["a", "b", "c"], 600)})
+    released = pd.DataFrame({"x": rng.normal(0.2, 1.0, 500), "d": rng.choice([1.0, 2.5, 3.0], 500),
+                             "g": rng.choice(["a", "b", "z"], 500)})
+    types = {"x": "continuous", "d": "continuous", "g": "categorical"}
+    metric = hellinger_metric(original, released, types)
+    assert metric.breakdown["per_column"] == hellinger_distances(original, released, types)
+    floors = {c: [] for c in types}
+    for a, b in half_splits(len(original), random_state=0):
+        for c, distance in hellinger_distances(original.iloc[a], original.iloc[b], types).items():
+            floors[c].append(distance)
+    assert metric.breakdown["floor_per_column"] == pytest.approx({c: np.mean(v) for c, v in floors.items()}, abs=1e-12)
