@@ -32,7 +32,8 @@ from relanon.distributed import blocked  # noqa: E402
 from relanon.distributed.cluster import cluster  # noqa: E402
 from relanon.distributed.links import PARENT, part  # noqa: E402
 from relanon.distributed.work import read_parts, write  # noqa: E402
-from relanon.multitable import blocks, linking  # noqa: E402
+from relanon.multitable import linking  # noqa: E402
+from relanon.multitable.linking import blocks  # noqa: E402
 
 PART_ROWS = 200_000
 POS = blocked.POS
