@@ -121,8 +121,12 @@ class Bins:
         """
         missing = np.asarray(pd.isna(values), dtype=bool).reshape(-1)
         if self.by_value:
-            codes = np.asarray(self.values.get_indexer(_as_index(values)), dtype=np.int64)
-            codes[codes < 0] = len(self.values)  # never held by the original: "other"
+            # the distinct values looked up, not every value: the same codes (values equal as labels share their
+            # distinct value), without hashing a million labels as Python objects
+            distinct_codes, distinct = pd.factorize(_flat(values))
+            found = np.asarray(self.values.get_indexer(_as_index(distinct)), dtype=np.int64)
+            found[found < 0] = len(self.values)  # never held by the original: "other"
+            codes = np.append(found, len(self.values))[distinct_codes]  # missing (-1): set below
         else:
             numbers = np.asarray(values, dtype=np.float64)
             codes = np.searchsorted(self.cuts, numbers, side="left").astype(np.int64)
@@ -161,9 +165,9 @@ def fit_bins(values, *, numeric: bool) -> Bins:
     (7, [0, 4, 7])
     """
     if not numeric:
-        labels = _as_index(values)
-        present = labels[~np.asarray(pd.isna(labels), dtype=bool)]
-        distinct = pd.Index(present.unique())
+        # the distinct labels in their order of appearance, those of the whole column's labels as objects
+        labels = _as_index(pd.unique(_flat(values)))
+        distinct = labels[~np.asarray(pd.isna(labels), dtype=bool)]
         try:
             distinct = distinct.sort_values()
         except TypeError:  # labels that cannot be ordered: keep their order of appearance
@@ -176,9 +180,10 @@ def fit_bins(values, *, numeric: bool) -> Bins:
     return _sorted_bins(present)
 
 
-def _sorted_bins(present: np.ndarray) -> Bins:
-    """The bins of numbers whose finite values, sorted, are ``present`` (at least one)."""
-    distinct = np.unique(present)
+def _sorted_bins(present: np.ndarray, distinct: np.ndarray | None = None) -> Bins:
+    """The bins of numbers whose finite values, sorted, are ``present`` (at least one); ``distinct``, their distinct
+    values when known."""
+    distinct = np.unique(present) if distinct is None else distinct
     low, high = float(present[0]), float(present[-1])
     if few_values(len(distinct), len(present)) or len(distinct) == 1:
         return Bins(values=pd.Index(distinct), low=low, high=high)
@@ -217,6 +222,7 @@ class RowBins:
             # from it, without sorting them again for each pair of halves
             finite = np.flatnonzero(np.isfinite(self.original))
             self.order = finite[np.argsort(self.original[finite], kind="stable")]
+            self.infinite = np.flatnonzero(np.isinf(self.original))
             return
         bins = fit_bins(original, numeric=False)
         self.sorted = bins.values.is_monotonic_increasing
@@ -240,7 +246,7 @@ class RowBins:
         o = self.original if original_rows is None else self.original[original_rows]
         r = self.released if released_rows is None else self.released[released_rows]
         if self.labels is None:
-            return self._number_codes(o, r, original_rows)
+            return self._number_codes(o, r, original_rows, released_rows)
         if not self.sorted:
             bins = fit_bins(o, numeric=False)
             return bins.codes(o), bins.codes(r), bins.n_bins
@@ -249,33 +255,51 @@ class RowBins:
         held = np.flatnonzero(np.bincount(o, minlength=self.labels + 2)[:self.labels])
         return self._renumbered(o, held), self._renumbered(r, held), len(held) + 2
 
-    def _number_codes(self, o: np.ndarray, r: np.ndarray, original_rows) -> tuple[np.ndarray, np.ndarray, int]:
+    def _number_codes(self, o: np.ndarray, r: np.ndarray, original_rows,
+                      released_rows=None) -> tuple[np.ndarray, np.ndarray, int]:
         """Numbers binned on rows ``original_rows`` (values ``o``) as :func:`fit_bins` bins them: the rows'
         sorted values read off :attr:`order`, a value placed by its position among the distinct ones."""
         rows = None if original_rows is None else np.asarray(original_rows)
-        if rows is None or rows.dtype == bool or (rows.size > 1 and not (np.diff(rows) > 0).all()):
+        if rows is not None and (rows.dtype == bool or (rows.size > 1 and not (np.diff(rows) > 0).all())):
             bins = fit_bins(o, numeric=True)  # rows repeated or unordered: count them as given
             return bins.codes(o), bins.codes(r), bins.n_bins
-        taken = np.zeros(len(self.original), dtype=bool)
-        taken[rows] = True
-        present = self.original[self.order[taken[self.order]]]
+        if rows is None:
+            present = self.original[self.order]
+        else:
+            taken = np.zeros(len(self.original), dtype=bool)
+            taken[rows] = True
+            present = self.original[self.order[taken[self.order]]]
         if present.size == 0:
             bins = fit_bins(o, numeric=True)
             return bins.codes(o), bins.codes(r), bins.n_bins
-        bins = _sorted_bins(present)
-        if not bins.by_value:
-            return bins.codes(o), bins.codes(r), bins.n_bins
-        distinct = bins.values.to_numpy(dtype=np.float64)
-        return _value_codes(distinct, o), _value_codes(distinct, r), bins.n_bins
+        # sorted: the distinct values are those unlike the previous one (which of -0.0 and 0.0 stands for both
+        # changes no code)
+        bins = _sorted_bins(present, present[np.concatenate([[True], present[1:] != present[:-1]])])
+        distinct = bins.values.to_numpy(dtype=np.float64) if bins.by_value else None
+
+        def code(numbers: np.ndarray) -> np.ndarray:
+            return bins.codes(numbers) if distinct is None else _value_codes(distinct, numbers)
+
+        # every row of the column coded at once, its finite values in their sorted order (a search of sorted
+        # numbers among the bins is several times faster than of numbers in any order), then read off by row
+        every = np.full(len(self.original), bins.n_bins - 1, dtype=np.int64)  # missing
+        every[self.order] = code(self.original[self.order])
+        every[self.infinite] = code(self.original[self.infinite])
+        if self.released is self.original:  # two halves of the original: both sides read off the same codes
+            return _rows(every, rows), _rows(every, released_rows), bins.n_bins
+        return _rows(every, rows), code(r), bins.n_bins
 
     def _renumbered(self, codes: np.ndarray, held: np.ndarray) -> np.ndarray:
         """Codes among the ``held`` values (sorted codes of the whole column's bins), then ``other``, then
         ``missing``."""
-        found = np.minimum(np.searchsorted(held, codes), max(len(held) - 1, 0))
-        hit = held[found] == codes if len(held) else np.zeros(len(codes), dtype=bool)
-        out = np.where(hit, found, len(held))
-        out[codes == self.labels + 1] = len(held) + 1
-        return out
+        renumbered = np.full(self.labels + 2, len(held), dtype=np.int64)
+        renumbered[held] = np.arange(len(held))
+        renumbered[self.labels + 1] = len(held) + 1
+        return renumbered[codes]
+
+
+def _rows(values: np.ndarray, rows) -> np.ndarray:
+    return values if rows is None else values[rows]
 
 
 def _value_codes(distinct: np.ndarray, numbers: np.ndarray) -> np.ndarray:
@@ -285,6 +309,16 @@ def _value_codes(distinct: np.ndarray, numbers: np.ndarray) -> np.ndarray:
     codes = np.where(distinct[found] == numbers, found, len(distinct))
     codes[np.isnan(numbers)] = len(distinct) + 1
     return codes.astype(np.int64)
+
+
+def _flat(values):
+    """Labels as a one-dimensional array-like that :func:`pandas.factorize` takes: a Series, Index or pandas
+    array as it is, other values as :func:`_as_index` reads them (a list as objects, not coerced to one type)."""
+    if isinstance(values, pd.Series | pd.Index | pd.api.extensions.ExtensionArray):
+        return values
+    if isinstance(values, np.ndarray):
+        return values.reshape(-1)
+    return np.asarray(values, dtype=object).reshape(-1)
 
 
 def _as_index(values) -> pd.Index:

@@ -47,6 +47,9 @@ from relanon.schema.model import Schema
 
 LINK_FIDELITY_TARGET = 0.85
 NOT_APPLICABLE = "not applicable"
+# Cells of a joint table counted in a table of every cell (:func:`total_variation`) rather than by sorting its rows'
+# cells (at least as many as the rows compared): a few MB at most.
+JOINT_TABLE_CELLS = 1 << 20
 
 DESCRIPTION = (
     "Mean over every (child column, parent column) pair, after joining each child to its parent, of "
@@ -216,14 +219,23 @@ def total_variation(original_a, original_b, released_a, released_b) -> float:
     >>> total_variation(np.arange(2), np.zeros(2), np.arange(2, 5), np.zeros(3))
     1.0
     """
-    codes = [np.asarray(c).astype(np.int64) for c in (original_a, original_b, released_a, released_b)]
+    codes = [np.asarray(c).astype(np.int64, copy=False) for c in (original_a, original_b, released_a, released_b)]
     width = max((int(c.max()) for c in codes[1::2] if c.size), default=0) + 1
-    o_cells, o_shares = _joint_shares(codes[0], codes[1], width)
-    r_cells, r_shares = _joint_shares(codes[2], codes[3], width)
-    cells = np.union1d(o_cells, r_cells)  # every cell of either side, in the order of (a, b)
-    o_all, r_all = np.zeros(len(cells)), np.zeros(len(cells))
-    o_all[np.searchsorted(cells, o_cells)] = o_shares
-    r_all[np.searchsorted(cells, r_cells)] = r_shares
+    height = max((int(c.max()) for c in codes[0::2] if c.size), default=0) + 1
+    if height * width <= max(JOINT_TABLE_CELLS, len(codes[0]) + len(codes[2])):
+        # a table of every cell, counted in one pass; the held cells, in order, are those of the sorted union below
+        o_counts = np.bincount(codes[0] * width + codes[1], minlength=height * width)
+        r_counts = np.bincount(codes[2] * width + codes[3], minlength=height * width)
+        cells = np.flatnonzero(o_counts | r_counts)
+        o_all = o_counts[cells].astype(np.float64) / max(len(codes[0]), 1)
+        r_all = r_counts[cells].astype(np.float64) / max(len(codes[2]), 1)
+    else:
+        o_cells, o_shares = _joint_shares(codes[0], codes[1], width)
+        r_cells, r_shares = _joint_shares(codes[2], codes[3], width)
+        cells = np.union1d(o_cells, r_cells)  # every cell of either side, in the order of (a, b)
+        o_all, r_all = np.zeros(len(cells)), np.zeros(len(cells))
+        o_all[np.searchsorted(cells, o_cells)] = o_shares
+        r_all[np.searchsorted(cells, r_cells)] = r_shares
     distance = float(np.abs(o_all - r_all).sum() / 2)
     return float(np.clip(round(distance, 12), 0.0, 1.0))  # the rounding errors of the shares, not a distance
 
@@ -240,12 +252,18 @@ def halves_noise_floor(child, parent, groups, types, n_splits: int = DEFAULT_SPL
 
 def _halves_floor(columns: _JoinColumns, groups, n_splits: int, random_state) -> float:
     """:func:`halves_noise_floor` of the original join's ``columns`` (:meth:`_JoinColumns.halves`)."""
-    parents = np.unique(groups)
+    parents, parent_of = np.unique(groups, return_inverse=True)
     if n_splits <= 0:
         return float("nan")
 
+    def children(halves) -> np.ndarray:
+        """The rows whose parent is one of the parents ``halves`` (positions among ``parents``)."""
+        taken = np.zeros(parents.size, dtype=bool)
+        taken[halves] = True
+        return np.flatnonzero(taken[parent_of])
+
     def score(a, b):
-        first, second = np.flatnonzero(np.isin(groups, parents[a])), np.flatnonzero(np.isin(groups, parents[b]))
+        first, second = children(a), children(b)
         pairs, _ = columns.similarities(first, second)
         return float(np.mean(list(pairs.values()))) if pairs else float("nan")
 
@@ -278,7 +296,8 @@ def _correlation_similarity(r_o: float, r_r: float) -> float:
 
 def _pearson(a: np.ndarray, b: np.ndarray) -> float:
     keep = ~(np.isnan(a) | np.isnan(b))
-    a, b = a[keep], b[keep]
+    if not keep.all():  # no copy of two full columns
+        a, b = a[keep], b[keep]
     if a.size < 2 or a.std() == 0 or b.std() == 0:
         return float("nan")
     return float(np.corrcoef(a, b)[0, 1])
@@ -320,4 +339,4 @@ def _column(original: pd.Series, released: pd.Series, kind: str) -> _Column:
     if kind in NUMERIC_KINDS:
         return _Column(RowBins(binned_numbers(original, kind), binned_numbers(released, kind), numeric=True),
                        (numeric_values(original, kind), numeric_values(released, kind)))
-    return _Column(RowBins(original.astype(object), released.astype(object), numeric=False), None)
+    return _Column(RowBins(original, released, numeric=False), None)

@@ -134,12 +134,20 @@ def hellinger_metric(original: pd.DataFrame, released: pd.DataFrame, columns, *,
         return Metric("hellinger_mean", math.nan, None, LOWER, description,
                       {"per_column": {}, "not_applicable": list(types), "rows": rows,
                        "reason": f"fewer than {MIN_DISTRIBUTION_ROWS} rows: no distribution to compare"})
-    per_column = hellinger_distances(original, released, types)
+    if floor:  # the columns binned once, for the release and the halves of the original
+        check_columns_present(original, types, "original")
+        check_columns_present(released, types, "avatars")
+        bins = {c: RowBins(column_values(original[c], kind), column_values(released[c], kind),
+                           numeric=kind in NUMERIC_KINDS) for c, kind in types.items()}
+        per_column = {c: _coded_hellinger(*row_bins.codes()) for c, row_bins in bins.items()}
+    else:
+        per_column = hellinger_distances(original, released, types)
     value = float(np.mean(list(per_column.values())))
     breakdown = {"per_column": per_column}
     floor_value = None
     if floor:
-        floors = noise_floor(_halves_hellinger(original, types), len(original), random_state=random_state)
+        floors = noise_floor(_halves_hellinger({c: row_bins.halves() for c, row_bins in bins.items()}), len(original),
+                             random_state=random_state)
         if isinstance(floors.value, dict):
             breakdown["floor_per_column"] = floors.value
             floor_value = float(np.nanmean(list(floors.value.values())))
@@ -154,17 +162,18 @@ def hellinger_metric(original: pd.DataFrame, released: pd.DataFrame, columns, *,
     ), floor_value)
 
 
-def _halves_hellinger(original: pd.DataFrame, types: dict):
-    """``metric(a, b)``: :func:`hellinger_distances` of rows ``a`` of ``original`` against its rows ``b``, each
-    column read and coded once for every pair of halves (:class:`relanon.common.binning.RowBins`)."""
-    bins = {c: RowBins(column_values(original[c], kind), numeric=kind in NUMERIC_KINDS) for c, kind in types.items()}
+def _coded_hellinger(original: np.ndarray, released: np.ndarray, n_bins: int) -> float:
+    """:func:`hellinger_distance` of two sides' bin codes."""
+    return hellinger(code_shares(original, n_bins), code_shares(released, n_bins))
+
+
+def _halves_hellinger(bins: dict):
+    """``metric(a, b)``: :func:`hellinger_distances` of rows ``a`` of the original against its rows ``b``, each
+    column read and coded once for every pair of halves (``bins``: column -> the original's
+    :class:`relanon.common.binning.RowBins` on both sides)."""
 
     def metric(a, b) -> dict:
-        out = {}
-        for column, row_bins in bins.items():
-            o, r, n_bins = row_bins.codes(a, b)
-            out[column] = hellinger(code_shares(o, n_bins), code_shares(r, n_bins))
-        return out
+        return {column: _coded_hellinger(*row_bins.codes(a, b)) for column, row_bins in bins.items()}
 
     return metric
 
@@ -280,7 +289,10 @@ def _unseen_share(codes: list) -> float:
         joint = both if joint is None else pd.factorize(joint * np.int64(size) + both)[0]
     if len(joint) == n_o:
         return float("nan")
-    return float(100.0 * (~np.isin(joint[n_o:], joint[:n_o])).mean())
+    # joint codes are positions among the distinct codes (0, 1, ...): those of the original rows marked in a table
+    held = np.zeros(int(joint.max()) + 1, dtype=bool)
+    held[joint[:n_o]] = True
+    return float(100.0 * (~held[joint[n_o:]]).mean())
 
 
 def combination_metrics(original: pd.DataFrame, released: pd.DataFrame, columns, *, floor: bool = True,

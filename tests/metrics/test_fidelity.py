@@ -19,11 +19,14 @@ from relanon.engine.neighbours import self_neighbours
 from relanon.metrics import Metric
 from relanon.metrics.noise_floor import half_splits, noise_floor, quadrature_margin
 from relanon.metrics.signal import (
+    _unseen_share,
     categorical_like,
     combination_metrics,
     combination_shares,
     correlation_difference_ratio,
     hellinger_distance,
+    hellinger_distances,
+    hellinger_metric,
     signal,
 )
 
@@ -107,6 +110,14 @@ def test_halves_are_disjoint_seeded_and_of_equal_size():
     assert all(np.array_equal(a, c) and np.array_equal(b, d) for (a, b), (c, d) in zip(first, again, strict=True))
     for a, b in first:
         assert len(a) == len(b) == 5 and not set(a) & set(b)
+
+
+def test_halves_are_the_sorted_first_and_second_halves_of_a_seeded_permutation():
+    # every floor compares the same rows, whatever way the halves are read off the permutation
+    rng = np.random.default_rng(7)
+    for a, b in half_splits(1_001, 4, random_state=7):
+        order = rng.permutation(1_001)
+        assert np.array_equal(a, np.sort(order[:500])) and np.array_equal(b, np.sort(order[500:1_000]))
 
 
 def test_noise_floor_of_a_known_case():
@@ -394,3 +405,30 @@ def test_the_same_release_gets_the_same_figures_from_every_command(tiny_hospital
                for e in (run, again, alone)]
     assert figures[0] == figures[1] == figures[2]
     assert run.to_json() == again.to_json()
+
+
+def test_unseen_share_counts_released_codes_the_original_never_holds():
+    rng = np.random.default_rng(3)
+    o = [rng.integers(0, 6, 400), rng.integers(0, 4, 400)]
+    r = [rng.integers(0, 7, 250), rng.integers(0, 5, 250)]
+    seen = set(zip(o[0].tolist(), o[1].tolist(), strict=True))
+    expected = 100.0 * np.mean([pair not in seen for pair in zip(r[0].tolist(), r[1].tolist(), strict=True)])
+    assert _unseen_share([(o[0], r[0], 7), (o[1], r[1], 5)]) == pytest.approx(expected, abs=1e-12)
+    assert _unseen_share([(o[0], r[0], 7)]) == pytest.approx(100.0 * np.mean(~np.isin(r[0], o[0])), abs=1e-12)
+
+
+def test_hellinger_metric_with_its_floor_gives_each_column_its_own_distance():
+    # the columns binned once for the release and the floor's halves: the distances of the columns one by one
+    rng = np.random.default_rng(6)
+    original = pd.DataFrame({"x": rng.normal(size=600), "d": rng.choice([1.0, 2.5, 4.0], 600),
+                             "g": rng.choice(["a", "b", "c"], 600)})
+    released = pd.DataFrame({"x": rng.normal(0.2, 1.0, 500), "d": rng.choice([1.0, 2.5, 3.0], 500),
+                             "g": rng.choice(["a", "b", "z"], 500)})
+    types = {"x": "continuous", "d": "continuous", "g": "categorical"}
+    metric = hellinger_metric(original, released, types)
+    assert metric.breakdown["per_column"] == hellinger_distances(original, released, types)
+    floors = {c: [] for c in types}
+    for a, b in half_splits(len(original), random_state=0):
+        for c, distance in hellinger_distances(original.iloc[a], original.iloc[b], types).items():
+            floors[c].append(distance)
+    assert metric.breakdown["floor_per_column"] == pytest.approx({c: np.mean(v) for c, v in floors.items()}, abs=1e-12)

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from relanon.metrics.base import Metric
-from relanon.metrics.links import link_fidelity, pair_similarities, total_variation
+from relanon.metrics.links import halves_noise_floor, link_fidelity, pair_similarities, total_variation
+from relanon.metrics.noise_floor import half_splits
 from relanon.schema.graph import all_links
 from relanon.schema.model import load_schema
 
@@ -203,3 +204,31 @@ def test_the_halves_floor_is_the_mean_score_of_the_halves_binned_on_their_own_ro
                                      types)
         scores.append(np.mean(list(pairs.values())))
     assert halves_noise_floor(child, parent, groups, types, 5, 0) == pytest.approx(np.mean(scores), abs=1e-12)
+
+
+@pytest.mark.parametrize("labels", [3, 40, 3_000])
+def test_total_variation_is_the_sum_over_the_sorted_cells_of_either_side(labels):
+    # a table of every cell (few cells) or the cells sorted (many): the same cells, summed in the same order
+    rng = np.random.default_rng(labels)
+    a, b = rng.integers(0, labels, 5_000), rng.integers(0, labels, 5_000)
+    c, d = rng.integers(0, labels, 3_001), rng.integers(0, labels, 3_001)
+    cells = sorted(set(zip(a.tolist(), b.tolist(), strict=True)) | set(zip(c.tolist(), d.tolist(), strict=True)))
+    o = pd.Series(list(zip(a.tolist(), b.tolist(), strict=True))).value_counts() / len(a)
+    r = pd.Series(list(zip(c.tolist(), d.tolist(), strict=True))).value_counts() / len(c)
+    expected = np.abs(np.array([o.get(cell, 0.0) - r.get(cell, 0.0) for cell in cells])).sum() / 2
+    assert total_variation(a, b, c, d) == float(np.clip(round(float(expected), 12), 0.0, 1.0))
+
+
+def test_halves_floor_scores_the_children_of_each_half_of_the_parents():
+    rng = np.random.default_rng(4)
+    groups = rng.integers(0, 60, 900) * 3  # parents' positions, not all held
+    child = pd.DataFrame({"y": rng.normal(size=900), "c": rng.choice(["a", "b", "c"], 900)})
+    parent = pd.DataFrame({"x": rng.normal(size=900), "g": rng.choice(["u", "v"], 900)})
+    types = {("child", "y"): "continuous", ("child", "c"): "categorical", ("parent", "x"): "continuous",
+             ("parent", "g"): "categorical"}
+    parents, scores = np.unique(groups), []
+    for a, b in half_splits(len(parents), 3, random_state=1):
+        first, second = np.isin(groups, parents[a]), np.isin(groups, parents[b])
+        pairs, _ = pair_similarities(child[first], parent[first], child[second], parent[second], types)
+        scores.append(np.mean(list(pairs.values())))
+    assert halves_noise_floor(child, parent, groups, types, 3, random_state=1) == pytest.approx(np.mean(scores), abs=1e-12)
