@@ -24,7 +24,7 @@ How ``linear_sum`` is solved. It is a transport problem: each child is one unit,
   (:func:`relanon.multitable.linking.transport.solve_transport`) on the candidate graph
   (:func:`relanon.multitable.linking.candidates.candidate_arcs`: each child's nearest parents, each parent's
   nearest children, and the blocked assignment's arcs): exact on that graph, so never above the blocked
-  total. Measured on 3,000-child instances (seeds 0-2, ``tests/test_linking.py``): 0.55, 1.01 and 0.27 %
+  total. Measured on 3,000-child instances (seeds 0-2, ``tests/multitable/test_linking.py``): 0.55, 1.01 and 0.27 %
   above the exact optimum after the blocks and repairs, 0.05, 0.59 and 0.01 % after the flow. Above
   :data:`FLOW_LIMIT` the flow costs more than the blocks: on a million children, a start of blocks solved once,
   the candidate arcs and one flow take 104 s of CPU, 2.6 times the whole blocked link;
@@ -65,6 +65,12 @@ EXACT_LIMIT = 2_000
 FLOW_LIMIT = 200_000
 """Largest link whose blocked assignment is improved by the minimum-cost flow on its candidate graph."""
 
+ARCS_SHARE, FLOW_SHARE = 0.15, 0.3
+"""The time of the candidate arcs and of the minimum-cost flow, as shares of the time of the blocks and repairs,
+so that the progress counts them in groups solved and its time left holds. Measured on one thread
+(``benchmarks/link_phases.py``) on 9,000, 30,000 and 60,000 children in 5 axes: arcs 0.20, 0.12 and 0.13, flow
+0.33, 0.27 and 0.29 (blocks solved on more cores take less time: the shares grow with them)."""
+
 
 def uses_flow(n_children: int) -> bool:
     """Whether :func:`match_linear_sum` improves the blocked assignment of a link of ``n_children`` by the
@@ -77,11 +83,6 @@ def uses_flow(n_children: int) -> bool:
     (True, False)
     """
     return n_children <= FLOW_LIMIT
-ARCS_SHARE, FLOW_SHARE = 0.15, 0.3
-"""The time of the candidate arcs and of the minimum-cost flow, as shares of the time of the blocks and repairs,
-so that the progress counts them in groups solved and its time left holds. Measured on one thread
-(``benchmarks/link_phases.py``) on 9,000, 30,000 and 60,000 children in 5 axes: arcs 0.20, 0.12 and 0.13, flow
-0.33, 0.27 and 0.29 (blocks solved on more cores take less time: the shares grow with them)."""
 
 
 class SensitiveMatchWarning(UserWarning):
@@ -206,7 +207,7 @@ def match_linear_sum(
     else:
         size = block_size or BLOCK_SIZE[n > LARGE]
         passes = REPAIR_PASSES[n > LARGE] if repair_passes is None else repair_passes
-        if not (uses_flow(n) or pricing_rounds > 0 if flow is None else flow):
+        if not ((uses_flow(n) or pricing_rounds > 0) if flow is None else flow):
             return slot_parent[solve_blocked(children, slot_points, size, passes, workers, rng, report)]
         stages = []  # the groups of the blocks and repairs, learnt when they are cut
 
