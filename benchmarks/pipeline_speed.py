@@ -58,26 +58,38 @@ def avatarize_floor(release) -> float:
     return clock.wall
 
 
-def link_floor(schema, link, original, releases) -> tuple[float, float | None]:
-    """Seconds of the link's factor space and each released child's nearest released parent; and of the
-    candidate arcs and one minimum-cost flow on them (``linear_sum`` links whose children are all linked)."""
+def released_link(schema, link, original, releases):
+    """A link's released children and released parents in the link's parent space
+    (:mod:`relanon.multitable.linking.candidates`, as the run placed them), and the position of each child's
+    released parent (-1 for a child without one)."""
     import numpy as np
     import pandas as pd
 
-    from relanon.engine.neighbours import cross_neighbours
-    from relanon.multitable.linking.candidates import candidate_arcs, child_side, parent_space, project
-    from relanon.multitable.linking.transport import solve_transport
+    from relanon.multitable.linking.candidates import child_side, parent_space, project
 
     child, parent = releases[link.child], releases[link.parent]
     table = schema[link.parent]
     columns = {c.name: c.type for c in table.released_columns if c.name in parent.frame.columns}
+    space = parent_space(table, original[link.parent], columns, np.random.default_rng(0))
+    children = project(space, child_side(link, original, child, table, columns), columns)
+    parents = project(space, parent.frame, columns)
+    keys = pd.Index(parent.frame[table.primary_key]).get_indexer(child.frame[link.column])
+    return children, parents, keys
+
+
+def link_floor(schema, link, original, releases) -> tuple[float, float | None]:
+    """Seconds of the link's factor space and each released child's nearest released parent; and of the
+    candidate arcs and one minimum-cost flow on them (``linear_sum`` links whose children are all linked)."""
+    import numpy as np
+
+    from relanon.engine.neighbours import cross_neighbours
+    from relanon.multitable.linking.candidates import candidate_arcs
+    from relanon.multitable.linking.transport import solve_transport
+
     with Clock() as clock:
-        space = parent_space(table, original[link.parent], columns, np.random.default_rng(0))
-        children = project(space, child_side(link, original, child, table, columns), columns)
-        parents = project(space, parent.frame, columns)
+        children, parents, keys = released_link(schema, link, original, releases)
         if children.shape[1] and len(parents):
             cross_neighbours(parents, children, k=1)
-    keys = pd.Index(parent.frame[table.primary_key]).get_indexer(child.frame[link.column])
     if link.method != "linear_sum" or (keys < 0).any() or not children.shape[1]:
         return clock.wall, None
     counts = np.bincount(keys, minlength=len(parents))

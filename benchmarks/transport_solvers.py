@@ -52,6 +52,7 @@ from pathlib import Path
 
 import numpy as np
 from linear_sum_speed import clustered
+from pipeline_speed import released_link
 from scipy.spatial.distance import cdist
 
 from relanon.engine.neighbours import cross_neighbours
@@ -179,8 +180,6 @@ def demo_links(scale: float, folder: Path) -> list[Path]:
     the released parents and children; each link's coordinates are those of its parent space
     (:mod:`relanon.multitable.linking.candidates`) and its counts are the released children of each parent.
     """
-    import pandas as pd
-
     from relanon import anonymize, datasets
     from relanon.schema.graph import all_links
 
@@ -188,17 +187,13 @@ def demo_links(scale: float, folder: Path) -> list[Path]:
     releases = anonymize(schema, database).releases
     paths = []
     for link in all_links(schema):
-        child, parent, table = releases[link.child], releases[link.parent], schema[link.parent]
-        keys = pd.Index(parent.frame[table.primary_key]).get_indexer(child.frame[link.column])
-        if link.method != "linear_sum" or len(keys) <= DENSE_EXACT or (keys < 0).any():
+        if link.method != "linear_sum":
             continue
-        columns = {c.name: c.type for c in table.released_columns if c.name in parent.frame.columns}
-        space = candidates.parent_space(table, database[link.parent], columns, np.random.default_rng(0))
+        children, parents, keys = released_link(schema, link, database, releases)
+        if len(keys) <= DENSE_EXACT or (keys < 0).any():
+            continue
         paths.append(folder / f"{link.child}.{link.column}.npz")
-        np.savez(paths[-1], children=candidates.project(space, candidates.child_side(link, database, child, table,
-                                                                                     columns), columns),
-                 parents=candidates.project(space, parent.frame, columns),
-                 counts=np.bincount(keys, minlength=len(parent.frame)))
+        np.savez(paths[-1], children=children, parents=parents, counts=np.bincount(keys, minlength=len(parents)))
     return paths
 
 

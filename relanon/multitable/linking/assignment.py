@@ -207,7 +207,8 @@ def match_linear_sum(
     else:
         size = block_size or BLOCK_SIZE[n > LARGE]
         passes = REPAIR_PASSES[n > LARGE] if repair_passes is None else repair_passes
-        if not ((uses_flow(n) or pricing_rounds > 0) if flow is None else flow):
+        run_flow = (uses_flow(n) or pricing_rounds > 0) if flow is None else flow
+        if not run_flow:
             return slot_parent[solve_blocked(children, slot_points, size, passes, workers, rng, report)]
         stages = []  # the groups of the blocks and repairs, learnt when they are cut
 

@@ -143,17 +143,16 @@ def priced_flow(children, parents, counts, tails, heads, rounds: int, after_roun
     """
     scale = cost_scale(children, parents)
     tails, heads = np.asarray(tails, dtype=np.int64), np.asarray(heads, dtype=np.int64)
-    parent = solve_transport(len(children), counts, tails, heads, integer_costs(children, parents, tails, heads, scale),
-                             scale=1.0)
+    costs = integer_costs(children, parents, tails, heads, scale)
+    parent = solve_transport(len(children), counts, tails, heads, costs, scale=1.0)
     for done in range(rounds):
-        costs = integer_costs(children, parents, tails, heads, scale)
         new_tails, new_heads = violations(children, parents, counts, parent,
                                           potentials(parent, tails, heads, costs, len(parents)), scale)
         if len(new_tails) == 0:
             return parent, True
         tails, heads = np.concatenate([tails, new_tails]), np.concatenate([heads, new_heads])
-        parent = solve_transport(len(children), counts, tails, heads,
-                                 integer_costs(children, parents, tails, heads, scale), scale=1.0)
+        costs = np.concatenate([costs, integer_costs(children, parents, new_tails, new_heads, scale)])
+        parent = solve_transport(len(children), counts, tails, heads, costs, scale=1.0)
         if after_round is not None:
             after_round(done + 1)
     return parent, False
