@@ -168,6 +168,32 @@ def test_linear_sum_three_by_three_by_hand():
     assert match_minimum_distance(children, parents).tolist() == [0, 0, 1]
 
 
+@pytest.mark.parametrize("n", [150, 450])  # either side of repair.SLOTS_SOLVE: on the slots, or on the parents
+def test_an_exact_solve_is_a_permutation_of_minimum_total(n):
+    # a parent's slots share its point, parents share points (two parents at 0.5), children share points
+    rng = np.random.default_rng(n)
+    parents = np.round(rng.normal(size=(n // 3, 2)), 1)
+    parents[1] = parents[0]
+    owners = np.sort(np.concatenate([np.arange(len(parents)), rng.integers(0, len(parents), n - len(parents))]))
+    slots = parents[owners]
+    children = np.round(slots[rng.permutation(n)] + rng.normal(scale=0.5, size=(n, 2)), 1)
+    best = cdist(children, slots)[linear_sum_assignment(cdist(children, slots))].sum()
+    for labels in (owners, None):  # labelled by parent, or by equal coordinates
+        slot = repair.solve_exact(children, slots, labels)
+        assert sorted(slot.tolist()) == list(range(n))
+        assert np.linalg.norm(children - slots[slot], axis=1).sum() == pytest.approx(best, rel=1e-12)
+    np.testing.assert_array_equal(repair.solve_exact(children, slots, owners), repair.solve_exact(children, slots, owners))
+
+
+def test_an_exact_solve_stopped_short_is_done_on_the_slots(monkeypatch):
+    children, parents, counts = clustered(600, 3)
+    slots = parents[np.repeat(np.arange(len(parents)), counts)]
+    best = cdist(children, slots)[linear_sum_assignment(cdist(children, slots))].sum()
+    monkeypatch.setattr(repair, "EMD_ITERATIONS", 5)  # the network simplex stops long before its optimum (code 3)
+    slot = repair.solve_exact(children, slots)
+    assert np.linalg.norm(children - slots[slot], axis=1).sum() == pytest.approx(best, rel=1e-12)
+
+
 def test_linear_sum_gives_each_parent_its_count():
     assert match_linear_sum([[0.0], [0.2], [5.0]], [[0.0], [5.0]], [1, 2]).tolist() == [0, 1, 1]
 

@@ -14,8 +14,10 @@ child row, the position of its new parent row.
 How ``linear_sum`` is solved. It is a transport problem: each child is one unit, parent ``p`` takes
 ``counts[p]`` of them, an arc costs the distance.
 
-- up to ``exact_limit`` children (2,000), exactly: ``scipy.optimize.linear_sum_assignment`` on the dense
-  distance matrix of children and *slots* (a parent repeated once per child it receives);
+- up to ``exact_limit`` children (2,000), exactly (:func:`relanon.multitable.linking.repair.solve_exact`: the
+  network simplex on the children and their parents, each parent's capacity its count; up to 200 children,
+  ``scipy.optimize.linear_sum_assignment`` on the dense distance matrix of children and *slots*, a parent repeated
+  once per child it receives);
 - beyond, children and slots are cut together into balanced spatial blocks (recursive median bisection, as
   many slots as children in every block), each block is solved exactly, and then, ``repair_passes`` times,
   the children are regrouped along randomly rotated cuts and each group is re-solved exactly with the slots
@@ -202,21 +204,21 @@ def match_linear_sum(
     report = progress or no_progress
     if n <= exact_limit:
         report(0, 1)
-        slot = solve_exact(children, slot_points)
+        slot = solve_exact(children, slot_points, slot_parent)
         report(1, 1)
     else:
         size = block_size or BLOCK_SIZE[n > LARGE]
         passes = REPAIR_PASSES[n > LARGE] if repair_passes is None else repair_passes
         run_flow = (uses_flow(n) or pricing_rounds > 0) if flow is None else flow
         if not run_flow:
-            return slot_parent[solve_blocked(children, slot_points, size, passes, workers, rng, report)]
+            return slot_parent[solve_blocked(children, slot_points, size, passes, workers, rng, report, slot_parent)]
         stages = []  # the groups of the blocks and repairs, learnt when they are cut
 
         def blocked(done, groups):
             stages[:] = [groups + int(np.ceil((ARCS_SHARE + FLOW_SHARE * i) * groups)) for i in range(pricing_rounds + 2)]
             report(done, stages[-1])
 
-        start = slot_parent[solve_blocked(children, slot_points, size, passes, workers, rng, blocked)]
+        start = slot_parent[solve_blocked(children, slot_points, size, passes, workers, rng, blocked, slot_parent)]
         arcs = candidate_arcs(children, parents, counts, start)
         report(stages[0], stages[-1])
         if pricing_rounds:

@@ -1,5 +1,5 @@
 """The blocked exact solver of ``linear_sum`` and its repairs: children and slots cut together into balanced
-spatial blocks, each block solved exactly (``scipy.optimize.linear_sum_assignment``), then groups of
+spatial blocks, each block solved exactly (:func:`solve_exact`: a network simplex), then groups of
 children regrouped along randomly rotated cuts and re-solved exactly with the slots they hold, which never
 raises the total distance. The Dask engine repairs the borders between its blocks the same way
 (:func:`border_band`, :func:`repair_borders`).
@@ -7,9 +7,11 @@ raises the total distance. The Dask engine repairs the borders between its block
 
 from __future__ import annotations
 
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from ot.lp import emd
 from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import cdist
 
@@ -25,8 +27,8 @@ from relanon.multitable.linking.inputs import (
     worker_count,
 )
 
-# Children per block: an exact solve of 1,000 takes 0.1 to 0.3 s, of 500 about 0.03 s, of 250
-# about 0.006 s (cubic); smaller blocks need more repair passes to reach the same total.
+# Children per block: on the demo's links an exact solve (solve_exact) of 2,000 children takes about 0.13 s, of
+# 1,000 about 0.025 s, of 465 about 0.005 s; smaller blocks need more repair passes to reach the same total.
 BLOCK_SIZE = {False: 500, True: 150}
 REPAIR_PASSES = {False: 6, True: 5}
 # Above this many children, smaller blocks and fewer passes keep the time near-linear. Blocks are
@@ -41,13 +43,52 @@ def no_progress(done: int, total: int) -> None:
     pass
 
 
-def solve_exact(children: np.ndarray, slots: np.ndarray) -> np.ndarray:
-    """The optimal slot of each child, from the dense distance matrix."""
-    _, slot = linear_sum_assignment(cdist(children, slots))
+def solve_exact(children: np.ndarray, slots: np.ndarray, owners: np.ndarray | None = None) -> np.ndarray:
+    """The optimal slot of each child (as many slots as children): a permutation of minimum total distance.
+
+    ``owners`` labels the slots, the same label for slots at the same point (a parent's slots); by default, the
+    slots at equal coordinates. Up to :data:`SLOTS_SOLVE` children, ``scipy.optimize.linear_sum_assignment`` solves
+    the dense matrix of children and slots. Above, each label is one point whose capacity is its number of slots,
+    and the transport problem of the children and these points is solved by the network simplex of POT
+    (``ot.emd``: exact, single-threaded, outside the interpreter lock); each label's slots then go to its children
+    in order. A solve that stops short of its optimum within :data:`EMD_ITERATIONS` is done on the slots instead.
+
+    Examples
+    --------
+    >>> solve_exact(np.array([[0.0], [4.0], [1.0]]), np.array([[5.0], [0.0], [0.0]])).tolist()
+    [1, 0, 2]
+    """
+    if len(children) <= SLOTS_SOLVE:
+        return linear_sum_assignment(cdist(children, slots))[1]
+    if owners is None:
+        owners = np.unique(slots, axis=0, return_inverse=True)[1].reshape(-1)
+    _, first, owner, capacity = np.unique(owners, return_index=True, return_inverse=True, return_counts=True)
+    if len(first) == 1:
+        return np.arange(len(children))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a solve stopped short says so in its result code, read below
+        plan, log = emd(np.ones(len(children)), capacity.astype(np.float64), cdist(children, slots[first]),
+                        numItermax=EMD_ITERATIONS, log=True)
+    point = plan.argmax(axis=1)
+    if log["result_code"] != 1 or not np.array_equal(np.bincount(point, minlength=len(first)), capacity):
+        return linear_sum_assignment(cdist(children, slots))[1]
+    slot = np.empty(len(children), dtype=np.int64)
+    slot[np.argsort(point, kind="stable")] = np.argsort(owner, kind="stable")
     return slot
 
 
-def solve_blocked(children, slot_points, block_size, repair_passes, workers, rng, report=no_progress) -> np.ndarray:
+SLOTS_SOLVE = 200
+"""Largest group that :func:`solve_exact` solves on its slots (``linear_sum_assignment``) rather than on its
+parents (the network simplex). Measured on the blocks of the demo's links (``benchmarks/exact_solvers.py``): the
+two take about the same time on blocks of 150 children of the 10x demo, and ``linear_sum_assignment`` half the
+network simplex's time on the clustered instances of ``benchmarks/linear_sum_speed.py``; on the demo's blocks of
+465 children among about 125 parents the network simplex takes a third of its time."""
+EMD_ITERATIONS = 10_000_000
+"""Network simplex iterations allowed to one exact solve."""
+
+
+def solve_blocked(children, slot_points, block_size, repair_passes, workers, rng, report=no_progress,
+                  owners=None) -> np.ndarray:
     """Balanced spatial blocks solved exactly one by one, then repaired along rotated cuts.
 
     Children and slots are cut together by recursive median bisection, so every block holds as
@@ -62,24 +103,25 @@ def solve_blocked(children, slot_points, block_size, repair_passes, workers, rng
     blocks = _balanced_blocks(children, slot_points, max_size=block_size, workers=workers)
     total = len(blocks) * (1 + repair_passes)
     done = _solve_groups(children, slot_points, [m for m, _ in blocks], [s for _, s in blocks], slot, workers,
-                         lambda n: report(n, total))
+                         lambda n: report(n, total), owners)
     by_midpoint = len(children) > LARGE
     for _ in range(repair_passes):
         groups = _repair_groups(children, slot_points[slot], block_size, rng, by_midpoint=by_midpoint, workers=workers)
         done += _solve_groups(children, slot_points, groups, [slot[members] for members in groups], slot, workers,
-                              lambda n, offset=done: report(offset + n, total))
+                              lambda n, offset=done: report(offset + n, total), owners)
     return slot
 
 
-def _solve_groups(children, slot_points, groups, slot_groups, slot, workers, solved_so_far=None) -> int:
-    """Solve each group of children with its slots exactly, and write their slots in ``slot``.
+def _solve_groups(children, slot_points, groups, slot_groups, slot, workers, solved_so_far=None, owners=None) -> int:
+    """Solve each group of children with its slots exactly (:func:`solve_exact`, the slots labelled by ``owners``),
+    and write their slots in ``slot``.
 
     ``solved_so_far(n)`` is called as the groups are solved, in order; returns the number of groups.
     """
 
     def solve(pair):
         members, slots = pair
-        return solve_exact(children[members], slot_points[slots])
+        return solve_exact(children[members], slot_points[slots], None if owners is None else owners[slots])
 
     pairs = list(zip(groups, slot_groups, strict=True))
     if workers > 1 and len(pairs) > 1:
