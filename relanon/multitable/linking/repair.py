@@ -116,33 +116,40 @@ def _solve_groups(children, slot_points, groups, slot_groups, slot, workers, sol
     """Solve each group of children with its slots exactly (:func:`solve_exact`, the slots labelled by ``owners``),
     and write their slots in ``slot``.
 
-    ``solved_so_far(n)`` is called as the groups are solved, in order; returns the number of groups.
+    The groups are disjoint, so each is solved and written on its own: on ``workers`` threads, in tasks of
+    :data:`GROUPS_PER_TASK` consecutive groups (the assignment solver releases the interpreter; a task per group
+    would spend more time handing out work than solving on the small groups). ``solved_so_far(n)`` is called as the
+    tasks are done, in order, with the number of groups solved; returns the number of groups.
     """
 
-    def solve(pair):
-        members, slots = pair
-        return solve_exact(children[members], slot_points[slots], None if owners is None else owners[slots])
+    def solve(task):
+        for members, slots in task:
+            slot[members] = slots[solve_exact(children[members], slot_points[slots],
+                                              None if owners is None else owners[slots])]
+        return len(task)
 
     pairs = list(zip(groups, slot_groups, strict=True))
-    if workers > 1 and len(pairs) > 1:
-        # the assignment solver releases the GIL: threads share the arrays without copies
+    tasks = [pairs[i:i + GROUPS_PER_TASK] for i in range(0, len(pairs), GROUPS_PER_TASK)]
+    if workers > 1 and len(tasks) > 1:
+        # threads share the arrays without copies, and write the slots of disjoint groups
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            solved = _counted(pool.map(solve, pairs), solved_so_far)
+            _counted(pool.map(solve, tasks), solved_so_far)
     else:
-        solved = _counted(map(solve, pairs), solved_so_far)
-    for (members, slots), local in zip(pairs, solved, strict=True):
-        slot[members] = slots[local]
+        _counted(map(solve, tasks), solved_so_far)
     return len(pairs)
 
 
-def _counted(results, solved_so_far) -> list:
-    """The results of an iterator of solves, reporting how many are done after each."""
-    out = []
-    for local in results:
-        out.append(local)
+GROUPS_PER_TASK = 16
+"""Groups solved one after the other by one thread's task in :func:`_solve_groups`."""
+
+
+def _counted(sizes, solved_so_far) -> None:
+    """Run an iterator of tasks that return how many groups they solved, reporting the running count."""
+    done = 0
+    for size in sizes:
+        done += size
         if solved_so_far is not None:
-            solved_so_far(len(out))
-    return out
+            solved_so_far(done)
 
 
 def _repair_groups(children, held, size, rng, *, by_midpoint: bool, workers: int = 1) -> list:
@@ -177,55 +184,78 @@ def _balanced_blocks(points, others=None, max_size: int = 1, rotation=None, work
     the lower half's blocks before the upper half's. With ``workers`` above 1, the first cuts are made
     until there is a part per worker, and the parts are cut on as many threads (numpy's partitions and
     reductions release the interpreter): the same blocks, in the same order.
+
+    The cuts work in place on one copy of the points (:class:`_Parts`): a part is a range of rows, so its
+    points are read as a contiguous slice instead of being gathered from the whole array at every level.
     """
     if rotation is not None:
         points = points @ rotation
         others = None if others is None else others @ rotation
-    everything = np.arange(len(points))
-    parts = [(everything, None if others is None else everything)]
+    parts = _Parts(points, others)
+    pending = [(0, len(points))]
     if workers > 1 and len(points) > PARALLEL_CUT:
-        while len(parts) < workers and any(len(mine) > max_size for mine, _ in parts):
-            parts = [half for part in parts for half in _halves(points, others, part, max_size)]
+        while len(pending) < workers and any(hi - lo > max_size for lo, hi in pending):
+            pending = [half for part in pending for half in parts.halves(part, max_size)]
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            cut = list(pool.map(lambda part: _cut(points, others, part, max_size), parts))
+            cut = list(pool.map(lambda part: parts.cut(part, max_size), pending))
     else:
-        cut = [_cut(points, others, part, max_size) for part in parts]
-    return [block for blocks in cut for block in blocks]
+        cut = [parts.cut(part, max_size) for part in pending]
+    return [parts.block(part) for blocks in cut for part in blocks]
 
 
 PARALLEL_CUT = 100_000
 """Points from which the cuts of :func:`_balanced_blocks` are shared between threads."""
 
 
-def _halves(points, others, part, max_size: int) -> list:
-    """The lower and upper halves of ``part`` (a ``(points, others)`` pair of positions), or ``[part]`` when
-    it is a block already."""
-    mine, theirs = part
-    if len(mine) <= max_size:
-        return [part]
-    inside = points[mine]
-    axis = int(np.argmax(inside.var(axis=0)))
-    half = len(mine) // 2
-    cut = np.argpartition(inside[:, axis], half)
-    if others is None:
-        return [(mine[cut[:half]], None), (mine[cut[half:]], None)]
-    cut_theirs = np.argpartition(others[theirs, axis], half)
-    return [(mine[cut[:half]], theirs[cut_theirs[:half]]), (mine[cut[half:]], theirs[cut_theirs[half:]])]
+class _Parts:
+    """The recursive bisection of :func:`_balanced_blocks`, in place.
 
+    ``points`` holds a copy of the points, ``mine`` their positions, and ``theirs`` the positions of the others,
+    each reordered as the parts are cut so that a part is a range ``(lo, hi)`` of rows of each: its points, in
+    the order of their positions, are the slice ``points[lo:hi]`` (the same values, in the same order and the
+    same contiguous layout, as the points gathered by those positions: hence the same variances and medians,
+    bit for bit). Parts cut on different threads are disjoint ranges.
+    """
 
-def _cut(points, others, part, max_size: int) -> list:
-    """The blocks of ``part``, depth first, the lower half's before the upper half's."""
-    pending = [part]
-    blocks = []
-    while pending:  # one iteration per block made or cut: a few thousand at most
-        halves = _halves(points, others, pending.pop(), max_size)
-        if len(halves) == 1:
-            mine, theirs = halves[0]
-            blocks.append(mine if others is None else (mine, theirs))
-        else:
-            pending += halves[::-1]
-    return blocks
+    def __init__(self, points, others):
+        self.points = np.array(points, order="C")  # a copy: reordered in place
+        self.others = others
+        self.mine = np.arange(len(points))
+        self.theirs = None if others is None else np.arange(len(points))
 
+    def halves(self, part, max_size: int) -> list:
+        """The lower and upper halves of ``part``, or ``[part]`` when it is a block already."""
+        lo, hi = part
+        if hi - lo <= max_size:
+            return [part]
+        inside = self.points[lo:hi]
+        axis = int(np.argmax(inside.var(axis=0)))
+        half = (hi - lo) // 2
+        cut = np.argpartition(inside[:, axis], half)
+        self.mine[lo:hi] = self.mine[lo:hi][cut]
+        if half > max_size or hi - lo - half > max_size:  # a half cut again reads its points
+            inside[:] = inside[cut]
+        if self.others is not None:
+            theirs = self.theirs[lo:hi]
+            theirs[:] = theirs[np.argpartition(self.others[theirs, axis], half)]
+        return [(lo, lo + half), (lo + half, hi)]
+
+    def cut(self, part, max_size: int) -> list:
+        """The blocks of ``part``, depth first, the lower half's before the upper half's."""
+        pending = [part]
+        blocks = []
+        while pending:  # one iteration per block made or cut: a few thousand at most
+            halves = self.halves(pending.pop(), max_size)
+            if len(halves) == 1:
+                blocks.append(halves[0])
+            else:
+                pending += halves[::-1]
+        return blocks
+
+    def block(self, part):
+        """The positions of the points of a block, or (points, others) positions."""
+        lo, hi = part
+        return self.mine[lo:hi] if self.others is None else (self.mine[lo:hi], self.theirs[lo:hi])
 
 
 def blocked_settings(n_children: int) -> tuple[int, int]:
