@@ -103,5 +103,6 @@ def test_the_blocked_assignment_is_that_of_plain_blocks_solved_in_turn(monkeypat
 def test_groups_are_reported_as_they_are_solved():
     children, slot_points = instance(4_000, 4, 2)
     seen = []
-    repair.solve_blocked(children, slot_points, 150, 1, 2, np.random.default_rng(0), lambda done, total: seen.append((done, total)))
+    repair.solve_blocked(children, slot_points, 150, 1, 2, np.random.default_rng(0),
+                         lambda done, total: seen.append((done, total)))
     assert seen == sorted(seen) and seen[-1] == (64, 64) and len(seen) >= 4

@@ -106,7 +106,8 @@ def solve_blocked(children, slot_points, block_size, repair_passes, workers, rng
                          lambda n: report(n, total), owners)
     by_midpoint = len(children) > LARGE
     for _ in range(repair_passes):
-        groups = _repair_groups(children, np.take(slot_points, slot, axis=0), block_size, rng, by_midpoint=by_midpoint, workers=workers)
+        held = np.take(slot_points, slot, axis=0)
+        groups = _repair_groups(children, held, block_size, rng, by_midpoint=by_midpoint, workers=workers)
         done += _solve_groups(children, slot_points, groups, [slot[members] for members in groups], slot, workers,
                               lambda n, offset=done: report(offset + n, total), owners)
     return slot
@@ -270,7 +271,7 @@ def _variances(points: np.ndarray, scratch: np.ndarray) -> np.ndarray:
     numpy's variance sums each column over the rows in order (the rows are the outer loop of its reduction); so
     does ``einsum('ij->j')``, which runs that loop three times faster. The steps and the divisions are those of
     ``numpy.var``, so the axis of largest variance, ties included, is the same
-    (``tests/multitable/test_linking.py`` checks both equalities).
+    (``tests/multitable/test_blocked_solver.py`` checks both equalities).
     """
     n = len(points)
     mean = np.einsum("ij->j", points) / n
