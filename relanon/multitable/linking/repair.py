@@ -116,10 +116,11 @@ def _solve_groups(children, slot_points, groups, slot_groups, slot, workers, sol
     """Solve each group of children with its slots exactly (:func:`solve_exact`, the slots labelled by ``owners``),
     and write their slots in ``slot``.
 
-    The groups are disjoint, so each is solved and written on its own: on ``workers`` threads, in tasks of
-    :data:`GROUPS_PER_TASK` consecutive groups (the assignment solver releases the interpreter; a task per group
-    would spend more time handing out work than solving on the small groups). ``solved_so_far(n)`` is called as the
-    tasks are done, in order, with the number of groups solved; returns the number of groups.
+    The groups are disjoint, so each is solved and written on its own: on ``workers`` threads, in tasks of up to
+    :data:`GROUPS_PER_TASK` consecutive groups and at least four tasks per thread (the assignment solver releases
+    the interpreter; a task per group would spend more time handing out work than solving on the small groups).
+    ``solved_so_far(n)`` is called as the tasks are done, in order, with the number of groups solved (after each
+    group on one thread); returns the number of groups.
     """
 
     def solve(task):
@@ -131,7 +132,8 @@ def _solve_groups(children, slot_points, groups, slot_groups, slot, workers, sol
         return len(task)
 
     pairs = list(zip(groups, slot_groups, strict=True))
-    tasks = [pairs[i:i + GROUPS_PER_TASK] for i in range(0, len(pairs), GROUPS_PER_TASK)]
+    size = max(1, min(GROUPS_PER_TASK, len(pairs) // (4 * workers))) if workers > 1 else 1
+    tasks = [pairs[i:i + size] for i in range(0, len(pairs), size)]
     if workers > 1 and len(tasks) > 1:
         # threads share the arrays without copies, and write the slots of disjoint groups
         with ThreadPoolExecutor(max_workers=workers) as pool:
