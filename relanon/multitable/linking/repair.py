@@ -267,7 +267,8 @@ class _Parts:
 
 
 def _variances(points: np.ndarray, scratch: np.ndarray) -> np.ndarray:
-    """``points.var(axis=0)`` of a C-contiguous matrix, bit for bit, with ``scratch`` (its shape) for the deviations.
+    """``points.var(axis=0)`` of a C-contiguous float64 matrix, bit for bit, with ``scratch`` (its shape) for the
+    deviations.
 
     numpy's variance sums each column over the rows in order (the rows are the outer loop of its reduction); so
     does ``einsum('ij->j')``, which runs that loop three times faster. The steps and the divisions are those of
