@@ -133,6 +133,8 @@ def compare(label: str, children, parents, counts, size: int, solvers, cap: floa
     running = list(solvers)
     excess = [0.0]  # mcf's largest total above the others', relative to it
     for number, block in enumerate(blocks):
+        if not running:
+            break
         totals = {}
         for solver in running:
             start = time.process_time()
