@@ -80,10 +80,10 @@ def solve_exact(children: np.ndarray, slots: np.ndarray, owners: np.ndarray | No
 SLOTS_SOLVE = 200
 """Largest group that :func:`solve_exact` solves on its slots (``linear_sum_assignment``) rather than on its
 parents (the network simplex). Measured per block on the first blocks of the demo's links and of clustered
-instances (``benchmarks/exact_solvers.py``, CPU time): ``linear_sum_assignment`` takes a quarter to a half of the
-network simplex's time on groups of 25 to 60 children, as much on groups of 95 to 125 (up to 1.4 times on the
-10x demo's blocks of 121), and twice as much on groups of 190 to 250 (on the demo's blocks of 465 children among
-about 130 parents, 21 ms against 5.7 ms)."""
+instances (``benchmarks/exact_solvers.py``, CPU time): ``linear_sum_assignment`` takes 0.25 to 0.65 times the
+network simplex's time on groups of 25 to 60 children, as much on groups of 95 to 125 of the demo and clustered
+instances, 1.4 and 2 times as much on the 10x demo's blocks of 121 and 145, twice as much on groups of 190 to 250
+(on the demo's blocks of 465 children among about 130 parents, 21 ms against 5.7 ms)."""
 EMD_ITERATIONS = 10_000_000
 """Network simplex iterations allowed to one exact solve."""
 
