@@ -190,7 +190,8 @@ def test_an_exact_solve_stopped_short_is_done_on_the_slots(monkeypatch):
     slots = parents[np.repeat(np.arange(len(parents)), counts)]
     best = cdist(children, slots)[linear_sum_assignment(cdist(children, slots))].sum()
     monkeypatch.setattr(repair, "EMD_ITERATIONS", 5)  # the network simplex stops long before its optimum (code 3)
-    slot = repair.solve_exact(children, slots)
+    with pytest.warns(UserWarning, match="numItermax"):
+        slot = repair.solve_exact(children, slots)
     assert np.linalg.norm(children - slots[slot], axis=1).sum() == pytest.approx(best, rel=1e-12)
 
 

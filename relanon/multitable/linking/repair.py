@@ -6,7 +6,6 @@ randomly rotated cuts and re-solved exactly with the slots they hold, which neve
 
 from __future__ import annotations
 
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -51,7 +50,8 @@ def solve_exact(children: np.ndarray, slots: np.ndarray, owners: np.ndarray | No
     the dense matrix of children and slots. Above, each label is one point whose capacity is its number of slots,
     and the transport problem of the children and these points is solved by the network simplex of POT
     (``ot.emd``: exact, single-threaded, outside the interpreter lock); each label's slots then go to its children
-    in order. A solve that stops short of its optimum within :data:`EMD_ITERATIONS` is done on the slots instead.
+    in order. A solve that stops short of its optimum within :data:`EMD_ITERATIONS` (POT then warns) is done on the
+    slots instead.
 
     Examples
     --------
@@ -65,10 +65,9 @@ def solve_exact(children: np.ndarray, slots: np.ndarray, owners: np.ndarray | No
     _, first, owner, capacity = np.unique(owners, return_index=True, return_inverse=True, return_counts=True)
     if len(first) == 1:
         return np.arange(len(children))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a solve stopped short says so in its result code, read below
-        plan, log = emd(np.ones(len(children)), capacity.astype(np.float64), cdist(children, slots[first]),
-                        numItermax=EMD_ITERATIONS, log=True)
+    # no warnings filter here: the filters are global to the process, and blocks are solved on several threads
+    plan, log = emd(np.ones(len(children)), capacity.astype(np.float64), cdist(children, slots[first]),
+                    numItermax=EMD_ITERATIONS, log=True)
     point = plan.argmax(axis=1)
     if log["result_code"] != 1 or not np.array_equal(np.bincount(point, minlength=len(first)), capacity):
         return linear_sum_assignment(cdist(children, slots))[1]
