@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -62,10 +61,8 @@ def solve_lsa(children, slot_points, owners) -> np.ndarray:
 def solve_emd(children, slot_points, owners) -> np.ndarray:
     """The parent (an ``owners`` label) of each child: the network simplex on the child x parent matrix."""
     labels, first, capacity = np.unique(owners, return_index=True, return_counts=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a solve stopped short says so in its result code, read below
-        plan, log = emd(np.ones(len(children)), capacity.astype(np.float64), cdist(children, slot_points[first]),
-                        numItermax=repair.EMD_ITERATIONS, log=True)
+    plan, log = emd(np.ones(len(children)), capacity.astype(np.float64), cdist(children, slot_points[first]),
+                    numItermax=repair.EMD_ITERATIONS, log=True)
     if log["result_code"] != 1:
         raise AssertionError(f"ot.emd stopped short of the optimum: {log['warning']}")
     return labels[plan.argmax(axis=1)]
