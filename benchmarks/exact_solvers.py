@@ -14,9 +14,9 @@ first-pass blocks of the blocked solver (``repair._balanced_blocks`` of the chil
 Every solver must reach the same total distance on every block, the script stops with an error otherwise: ``lsa``
 and ``emd`` within a relative 1e-9; ``mcf`` is exact on its integer costs, each arc's rounded by at most half a unit
 (``longest / 2**25``), so its total may exceed the optimum by up to ``children * longest / 2**24`` (the largest
-excess seen relative to the total is printed). A solver
-whose CPU time on one instance and size passes ``--cap`` seconds is stopped there (the line says after how many
-blocks); its ratio to the fastest is taken on the blocks it solved.
+excess seen relative to the total is printed). A solver whose CPU time on one instance and size passes ``--cap``
+seconds is stopped there (the line says after how many blocks); its ratio to the fastest is taken on the blocks it
+solved.
 
 Instances: the demo's own ``linear_sum`` links above 10,000 children (``--demo SCALE``, rebuilt as
 ``benchmarks/transport_solvers.py`` does: the demo anonymized, released children and parents in the link's parent
