@@ -1,7 +1,8 @@
 """The blocked exact solver of ``linear_sum`` and its repairs: children and slots cut together into balanced
 spatial blocks, each block solved exactly (:func:`solve_exact`), then groups of children regrouped along
-randomly rotated cuts and re-solved exactly with the slots they hold, which never raises the total distance. The Dask engine repairs the borders between its blocks the same way
-(:func:`border_band`, :func:`repair_borders`).
+randomly rotated cuts and re-solved exactly with the slots they hold, which never raises the total distance.
+The Dask engine repairs the borders between its blocks the same way (:func:`border_band`,
+:func:`repair_borders`).
 """
 
 from __future__ import annotations
