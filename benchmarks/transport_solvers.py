@@ -8,7 +8,7 @@ the total Euclidean distance is minimized. The clustered instances are those of 
   200,000 children the minimum-cost flow on :func:`relanon.multitable.linking.candidates.candidate_arcs`);
   ``linear_sum-R`` with ``pricing_rounds=R`` (:mod:`relanon.multitable.linking.pricing`);
 - ``blocked``: the blocked solver alone (:func:`relanon.multitable.linking.repair.solve_blocked`: exact
-  Hungarian solves on balanced spatial blocks of slots, then repair passes along rotated cuts);
+  solves of balanced spatial blocks of children and slots, then repair passes along rotated cuts);
 - ``nearest-K``: OR-Tools' ``SimpleMinCostFlow`` (cost scaling) on a sparse graph of nearest arcs only: each child's
   ``K`` nearest parents and each parent's ``2 * count + 2`` nearest children, integer costs (distances scaled
   to ``2**20`` at the longest arc); a child that the graph cannot place goes through an overflow node of

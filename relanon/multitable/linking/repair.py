@@ -1,8 +1,8 @@
 """The blocked exact solver of ``linear_sum`` and its repairs: children and slots cut together into balanced
-spatial blocks, each block solved exactly (:func:`solve_exact`: a network simplex), then groups of
-children regrouped along randomly rotated cuts and re-solved exactly with the slots they hold, which never
-raises the total distance. The Dask engine repairs the borders between its blocks the same way
-(:func:`border_band`, :func:`repair_borders`).
+spatial blocks, each block solved exactly (:func:`solve_exact`), then groups of children regrouped along
+randomly rotated cuts and re-solved exactly with the slots they hold, which never raises the total distance.
+The Dask engine repairs the borders between its blocks the same way (:func:`border_band`,
+:func:`repair_borders`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ from relanon.multitable.linking.inputs import (
     worker_count,
 )
 
-# Children per block: on the demo's links an exact solve (solve_exact) of 2,000 children takes about 0.13 s, of
-# 1,000 about 0.025 s, of 465 about 0.005 s; smaller blocks need more repair passes to reach the same total.
+# Children per block: on the demo's links an exact solve (solve_exact) of 1,900 children takes about 0.13 s, of
+# 930 about 0.025 s, of 465 about 0.006 s (benchmarks/exact_solvers.py); smaller blocks need more repair passes
+# to reach the same total.
 BLOCK_SIZE = {False: 500, True: 150}
 REPAIR_PASSES = {False: 6, True: 5}
 # Above this many children, smaller blocks and fewer passes keep the time near-linear. Blocks are
@@ -78,10 +79,11 @@ def solve_exact(children: np.ndarray, slots: np.ndarray, owners: np.ndarray | No
 
 SLOTS_SOLVE = 200
 """Largest group that :func:`solve_exact` solves on its slots (``linear_sum_assignment``) rather than on its
-parents (the network simplex). Measured on the blocks of the demo's links (``benchmarks/exact_solvers.py``): the
-two take about the same time on blocks of 150 children of the 10x demo, and ``linear_sum_assignment`` half the
-network simplex's time on the clustered instances of ``benchmarks/linear_sum_speed.py``; on the demo's blocks of
-465 children among about 125 parents the network simplex takes a third of its time."""
+parents (the network simplex). Measured per block on the first blocks of the demo's links and of clustered
+instances (``benchmarks/exact_solvers.py``, CPU time): ``linear_sum_assignment`` takes 0.25 to 0.65 times the
+network simplex's time on groups of 25 to 60 children, as much on groups of 95 to 125 of the demo and clustered
+instances, 1.4 and 2 times as much on the 10x demo's blocks of 121 and 145, twice as much on groups of 190 to 250
+(on the demo's blocks of 465 children among about 130 parents, 21 ms against 5.7 ms)."""
 EMD_ITERATIONS = 10_000_000
 """Network simplex iterations allowed to one exact solve."""
 
