@@ -83,7 +83,10 @@ parents (the network simplex). Measured per block on the first blocks of the dem
 instances (``benchmarks/exact_solvers.py``, CPU time): ``linear_sum_assignment`` takes 0.25 to 0.65 times the
 network simplex's time on groups of 25 to 60 children, as much on groups of 95 to 125 of the demo and clustered
 instances, 1.4 and 2 times as much on the 10x demo's blocks of 121 and 145, twice as much on groups of 190 to 250
-(on the demo's blocks of 465 children among about 130 parents, 21 ms against 5.7 ms)."""
+(on the demo's blocks of 465 children among about 130 parents, 21 ms against 5.7 ms). Groups of up to 200 stay
+with ``linear_sum_assignment`` because of the clustered million of ``benchmarks/linear_sum_speed.py`` (blocks of
+150): sent to the network simplex from 101 children, it takes 33-41 s instead of 24-25 s, where the 10x demo's
+blocked stages would take 18-29 % less CPU."""
 EMD_ITERATIONS = 10_000_000
 """Network simplex iterations allowed to one exact solve."""
 
