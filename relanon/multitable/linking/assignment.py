@@ -33,9 +33,9 @@ How ``linear_sum`` is solved. It is a transport problem: each child is one unit,
 - ``pricing_rounds`` rounds of exact pricing then follow the flow (:mod:`relanon.multitable.linking.pricing`;
   none by default): each adds the pairs outside the graph that would lower the total under the flow's parent
   potentials and re-solves, and a round that finds none proves the assignment optimal among every pair. On the
-  clustered instances of ``benchmarks/transport_solvers.py`` (10,000 children, seeds 0-2) one round brings the
-  gap to the exact optimum from 0.10-0.58 % to 0.002-0.17 % for 1.5 to 1.8 times the CPU, three rounds to
-  0-0.006 % (2.5 to 2.9 times). The demo's two links are harder: the flow ends 2.5 and 7.8 % above their optimum,
+  clustered instances of ``benchmarks/transport_solvers.py`` (10,000 children, seeds 0-2) the flow ends 0.10-0.58 %
+  above the exact optimum, one round 0.002-0.17 % for 1.5 to 1.8 times the CPU, three rounds 0-0.006 % (2.5 to 2.9
+  times). The demo's two links are harder: the flow ends 2.5 and 7.8 % above their optimum,
   whose children travel far beyond their nearest parents, and a round costs about as much as the whole link
   (``--demo 1``: 29,804 visits on their patients, 1.34 % above after one round for 1.8 times the CPU).
 """

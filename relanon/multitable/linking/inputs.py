@@ -95,8 +95,10 @@ def optional_count(value, name: str, minimum: int = 0) -> int | None:
 
 def optional_flag(value, name: str) -> bool | None:
     """``None``, ``True`` or ``False`` (numpy booleans too), or an error naming the argument."""
-    if value is None or isinstance(value, bool | np.bool_):
-        return None if value is None else bool(value)
+    if value is None:
+        return None
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
     raise ParameterError(f"{name} must be True, False or None, got {value!r}")
 
 

@@ -85,8 +85,8 @@ network simplex's time on groups of 25 to 60 children, as much on groups of 95 t
 instances, 1.4 and 2 times as much on the 10x demo's blocks of 121 and 145, twice as much on groups of 190 to 250
 (on the demo's blocks of 465 children among about 130 parents, 21 ms against 5.7 ms). Groups of up to 200 stay
 with ``linear_sum_assignment`` because of the clustered million of ``benchmarks/linear_sum_speed.py`` (blocks of
-150): sent to the network simplex from 101 children, it takes 33-41 s instead of 24-25 s, where the 10x demo's
-blocked stages would take 18-29 % less CPU."""
+150), which it solves in 24-25 s and the network simplex from 101 children in 33-41 s; the 10x demo's blocked
+stages would take 18-29 % less CPU with the network simplex from 101."""
 EMD_ITERATIONS = 10_000_000
 """Network simplex iterations allowed to one exact solve."""
 
